@@ -1,0 +1,223 @@
+package domain
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// SchemaVersion is the version written in every event. A reader skips (and
+// counts) events whose version is newer than the one it understands.
+const SchemaVersion = 1
+
+// Kind names an event type. Kinds are past-tense facts.
+type Kind string
+
+// The event vocabulary.
+const (
+	// KindOutcomeRecorded: one upstream attempt finished (Event.Outcome).
+	KindOutcomeRecorded Kind = "outcome.recorded"
+	// KindBanImposed: a pair or a whole credential was taken out of
+	// rotation (Event.Ban).
+	KindBanImposed Kind = "ban.imposed"
+	// KindBanLifted: a ban was lifted by an admin or noticed expired
+	// (Event.Unban).
+	KindBanLifted Kind = "ban.lifted"
+	// KindCooldownStarted: an upstream asked, with Retry-After, not to be
+	// called until a moment (Event.Cooldown).
+	KindCooldownStarted Kind = "cooldown.started"
+	// KindModelBenched: a model failed on several credentials and is
+	// skipped everywhere until a moment (Event.Bench).
+	KindModelBenched Kind = "model.benched"
+	// KindFallbackSettingsChanged: an operator changed the failover
+	// settings at runtime (Event.Settings).
+	KindFallbackSettingsChanged Kind = "settings.fallback_changed"
+)
+
+// Kinds lists every kind this version understands, for exhaustive tests.
+var Kinds = []Kind{
+	KindOutcomeRecorded, KindBanImposed, KindBanLifted,
+	KindCooldownStarted, KindModelBenched, KindFallbackSettingsChanged,
+}
+
+// Known reports whether this version of airouter understands the kind.
+func (k Kind) Known() bool {
+	for _, known := range Kinds {
+		if k == known {
+			return true
+		}
+	}
+	return false
+}
+
+// Event is the envelope of everything written to the log. Exactly one
+// payload field matching Kind is set. At is stamped by the producer, in UTC;
+// Seq is the log position, set when the event is read back.
+type Event struct {
+	V    int       `json:"v"`
+	Kind Kind      `json:"kind"`
+	ID   string    `json:"id,omitempty"`
+	At   time.Time `json:"at"`
+	Seq  uint64    `json:"-"`
+
+	Outcome  *Outcome          `json:"outcome,omitempty"`
+	Ban      *Ban              `json:"ban,omitempty"`
+	Unban    *Unban            `json:"unban,omitempty"`
+	Cooldown *Cooldown         `json:"cooldown,omitempty"`
+	Bench    *Bench            `json:"bench,omitempty"`
+	Settings *FallbackSettings `json:"settings,omitempty"`
+}
+
+// Origin says who imposed a ban.
+type Origin string
+
+// Ban origins.
+const (
+	OriginAdmin    Origin = "admin"
+	OriginFail2Ban Origin = "fail2ban"
+)
+
+// Ban takes a pair (or, with Model "*", a whole credential) out of rotation
+// from Since until Until, or for good when Permanent.
+type Ban struct {
+	Credential string     `json:"credential"`
+	Model      string     `json:"model"`
+	Origin     Origin     `json:"origin"`
+	Reason     string     `json:"reason,omitempty"`
+	ErrorCode  int        `json:"error_code"`
+	Since      time.Time  `json:"since"`
+	Permanent  bool       `json:"permanent"`
+	Until      *time.Time `json:"until,omitempty"`
+	// Failures is the count that crossed the threshold (fail2ban only).
+	Failures int `json:"failures,omitempty"`
+	// CauseSeq is the log position of the outcome that triggered an
+	// automatic ban; it is part of the ban's id.
+	CauseSeq uint64 `json:"cause_seq,omitempty"`
+}
+
+// Key returns the key the ban is stored under.
+func (b Ban) Key() Key { return Key{Credential: b.Credential, Model: b.Model} }
+
+// ActiveAt reports whether the ban applies at t. A ban stops applying at
+// its Until.
+func (b Ban) ActiveAt(t time.Time) bool {
+	return b.Permanent || b.Until == nil || t.Before(*b.Until)
+}
+
+// LiftedBy says why a ban was lifted.
+type LiftedBy string
+
+// Reasons a ban is lifted.
+const (
+	LiftedByAdmin  LiftedBy = "admin"
+	LiftedByExpiry LiftedBy = "expiry"
+)
+
+// Unban lifts bans. With Model empty it lifts every ban of the credential
+// (wildcard and per model); otherwise only the ban on that exact key ("*"
+// for the wildcard). An expiry names the ban it lifts (BanID), so a late
+// expiry never lifts a newer ban on the same key.
+type Unban struct {
+	Credential string   `json:"credential"`
+	Model      string   `json:"model,omitempty"`
+	By         LiftedBy `json:"by"`
+	BanID      string   `json:"ban_id,omitempty"`
+}
+
+// Cooldown holds a pair back until Until because the upstream said so.
+type Cooldown struct {
+	Credential string    `json:"credential"`
+	Model      string    `json:"model"`
+	Until      time.Time `json:"until"`
+	Status     int       `json:"status"`
+	CauseSeq   uint64    `json:"cause_seq,omitempty"`
+}
+
+// Key returns the pair that cools down.
+func (c Cooldown) Key() Key { return Key{Credential: c.Credential, Model: c.Model} }
+
+// Bench takes a model out of rotation on every credential until Until.
+type Bench struct {
+	Model       string    `json:"model"`
+	Until       time.Time `json:"until"`
+	Failures    int       `json:"failures"`
+	Credentials []string  `json:"credentials"`
+	Reason      string    `json:"reason"`
+	CauseSeq    uint64    `json:"cause_seq,omitempty"`
+}
+
+// FallbackSettings are the failover knobs an operator may change at runtime.
+type FallbackSettings struct {
+	MaxHops             int      `json:"max_hops"`
+	TimeBudget          Duration `json:"time_budget"`
+	ExposeDetailHeaders bool     `json:"expose_detail_headers"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("45s").
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string such as "1m30s".
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("duration must be a string such as \"45s\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Valid reports an error when the payload does not match the kind. Events
+// that fail it are skipped and counted like unknown kinds.
+func (e Event) Valid() error {
+	var ok bool
+	switch e.Kind {
+	case KindOutcomeRecorded:
+		ok = e.Outcome != nil
+	case KindBanImposed:
+		ok = e.Ban != nil
+	case KindBanLifted:
+		ok = e.Unban != nil
+	case KindCooldownStarted:
+		ok = e.Cooldown != nil
+	case KindModelBenched:
+		ok = e.Bench != nil
+	case KindFallbackSettingsChanged:
+		ok = e.Settings != nil
+	default:
+		return fmt.Errorf("unknown event kind %q", e.Kind)
+	}
+	if !ok {
+		return fmt.Errorf("event kind %q without its payload", e.Kind)
+	}
+	if e.V > SchemaVersion {
+		return fmt.Errorf("event schema version %d is newer than %d", e.V, SchemaVersion)
+	}
+	return nil
+}
+
+// Encode renders an event as JSON, stamping the schema version and UTC.
+func Encode(e Event) ([]byte, error) {
+	e.V = SchemaVersion
+	e.At = e.At.UTC()
+	return json.Marshal(e)
+}
+
+// Decode reads an event. It returns an error for malformed JSON; a
+// well-formed event of an unknown kind decodes without error and is caught
+// by Valid, so the caller can skip and count it.
+func Decode(b []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Event{}, fmt.Errorf("decode event: %w", err)
+	}
+	return e, nil
+}

@@ -1,0 +1,35 @@
+package domain
+
+import "time"
+
+// ModelFailure is one bench-countable failure of a model, kept by the
+// projections in a short, bounded window per model.
+type ModelFailure struct {
+	Credential string    `json:"credential"`
+	At         time.Time `json:"at"`
+	Seq        uint64    `json:"seq"`
+}
+
+// Facts is what the projections know about an outcome's pair and model right
+// after folding that outcome. The policy decides from Facts and the policy
+// values alone, so the same ordered log and config give the same decisions
+// on every replica.
+type Facts struct {
+	// Counts are the pair's failure counters per status code after the
+	// outcome was folded (empty after a success).
+	Counts map[int]int
+	// Banned is true when the pair or its whole credential was banned at
+	// the outcome's time; the fold then ignored the outcome.
+	Banned bool
+	// BanUntil/BanPermanent describe that ban, so a cooldown never
+	// shortens it.
+	BanUntil     time.Time
+	BanPermanent bool
+	// CooldownUntil is the pair's current cooldown end (zero when none).
+	CooldownUntil time.Time
+	// ModelFailures is the model's recent bench-countable failures after
+	// the fold, oldest first (empty after a success on any credential).
+	ModelFailures []ModelFailure
+	// BenchedUntil is the model's current bench end (zero when none).
+	BenchedUntil time.Time
+}

@@ -1,0 +1,72 @@
+package domain
+
+import "time"
+
+// Rule is how many failures with one status code ban a pair, and for how
+// long. Permanent bans never expire; otherwise Duration applies.
+type Rule struct {
+	MaxAttempts int
+	Duration    time.Duration
+	Permanent   bool
+}
+
+// CredentialRules are a credential's own Fail2Ban settings
+// (credential_overrides in config).
+type CredentialRules struct {
+	// Codes, when non-empty, replaces the global watched codes for this
+	// credential; it is not merged.
+	Codes []int
+	Rules map[int]Rule
+}
+
+// BanPolicy is the Fail2Ban, cooldown and bench configuration, as plain
+// values. config builds it; the policy reads it; projections never do.
+type BanPolicy struct {
+	Default     Rule
+	Codes       []int
+	Rules       map[int]Rule
+	Credentials map[string]CredentialRules
+	// ProxyCredentials are never banned by outcomes.
+	ProxyCredentials map[string]bool
+	Bench            BenchPolicy
+}
+
+// BenchPolicy: Failures failed outcomes of one model within Window, from at
+// least two credentials, bench the model for Duration. Failures 0 turns
+// benching off.
+type BenchPolicy struct {
+	Failures int
+	Window   time.Duration
+	Duration time.Duration
+}
+
+// Watched reports whether status is one of the codes Fail2Ban counts for the
+// credential: its override list when it has a non-empty one, else the
+// global list.
+func (p BanPolicy) Watched(credential string, status int) bool {
+	codes := p.Codes
+	if o, ok := p.Credentials[credential]; ok && len(o.Codes) > 0 {
+		codes = o.Codes
+	}
+	for _, c := range codes {
+		if c == status {
+			return true
+		}
+	}
+	return false
+}
+
+// RuleFor resolves the rule for a status code on a credential, most
+// specific first: the credential's rule for the code, then the global rule
+// for the code, then the top-level default.
+func (p BanPolicy) RuleFor(credential string, status int) Rule {
+	if o, ok := p.Credentials[credential]; ok {
+		if r, ok := o.Rules[status]; ok {
+			return r
+		}
+	}
+	if r, ok := p.Rules[status]; ok {
+		return r
+	}
+	return p.Default
+}
