@@ -1,0 +1,139 @@
+package config
+
+import (
+	"strings"
+	"time"
+)
+
+// Server defaults.
+const (
+	DefaultPort           = 8080
+	DefaultMaxBodySizeMB  = 100
+	DefaultRequestTimeout = 60 * time.Second
+	DefaultWriteTimeout   = 60 * time.Second
+	DefaultIdleTimeout    = 2 * time.Minute
+)
+
+// maxBodySizeMB bounds max_body_size_mb (1 TiB) so the byte count cannot
+// overflow.
+const maxBodySizeMB = 1 << 20
+
+// Server is the HTTP side of the router.
+type Server struct {
+	Port int `yaml:"port"`
+	// MasterKey is accepted on every endpoint, including the admin API.
+	MasterKey string `yaml:"master_key"`
+	// APIKeys may call the proxy endpoints but not the admin API.
+	APIKeys       []string `yaml:"api_keys,omitempty"`
+	MaxBodySizeMB int      `yaml:"max_body_size_mb"`
+	// RequestTimeout caps the wait for an upstream's response headers and
+	// the read of a client request; 0 means none (written 0 or -1).
+	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// WriteTimeout is the HTTP server's write timeout; 0 means none.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	IdleTimeout  time.Duration `yaml:"idle_timeout"`
+	// LoggingLevel is info, debug, warn or error.
+	LoggingLevel string `yaml:"logging_level"`
+	// LoggingFormat is text or json.
+	LoggingFormat string `yaml:"logging_format"`
+	// DefaultModelsRPM is the rpm of a credential+model pair that no
+	// models entry limits; -1 is unlimited.
+	DefaultModelsRPM int `yaml:"default_models_rpm"`
+}
+
+// MaxBodyBytes is the largest request body accepted, in bytes.
+func (s Server) MaxBodyBytes() int64 { return int64(s.MaxBodySizeMB) << 20 }
+
+func buildServer(c *checker, f fileServer) Server {
+	s := Server{
+		MasterKey:      f.MasterKey,
+		RequestTimeout: DefaultRequestTimeout,
+	}
+	s.Port, _ = c.integer("server.port", f.Port, DefaultPort)
+	if s.Port < 1 || s.Port > 65535 {
+		c.add("server.port", "%d is out of range 1..65535", s.Port)
+	}
+	c.required("server.master_key", f.MasterKey)
+	s.APIKeys = clientKeys(c, f.APIKeys, f.MasterKey)
+
+	var ok bool
+	if s.MaxBodySizeMB, ok = c.integer("server.max_body_size_mb", f.MaxBodySizeMB, DefaultMaxBodySizeMB); ok &&
+		(s.MaxBodySizeMB < 1 || s.MaxBodySizeMB > maxBodySizeMB) {
+		c.add("server.max_body_size_mb", "%d is out of range 1..%d", s.MaxBodySizeMB, maxBodySizeMB)
+	}
+	// The router we replace accepts -1 for "no timeout".
+	if strings.TrimSpace(f.RequestTimeout) == "-1" {
+		s.RequestTimeout = 0
+	} else {
+		s.RequestTimeout = c.duration("server.request_timeout", f.RequestTimeout, DefaultRequestTimeout)
+	}
+	s.WriteTimeout = c.duration("server.write_timeout", f.WriteTimeout, DefaultWriteTimeout)
+	s.IdleTimeout = c.duration("server.idle_timeout", f.IdleTimeout, DefaultIdleTimeout)
+	if s.IdleTimeout == 0 {
+		s.IdleTimeout = 2 * s.WriteTimeout
+	}
+
+	s.LoggingLevel = oneOf(c, "server.logging_level", f.LoggingLevel, "info", "debug", "warn", "error")
+	s.LoggingFormat = oneOf(c, "server.logging_format", f.LoggingFormat, "text", "json")
+
+	s.DefaultModelsRPM = limit(c, "server.default_models_rpm", f.DefaultModelsRPM, true)
+	return s
+}
+
+// clientKeys checks server.api_keys: each present, none repeated, none
+// equal to the master key (which would hand a client the admin API).
+func clientKeys(c *checker, keys []string, master string) []string {
+	var out []string
+	first := map[string]string{}
+	for i, k := range keys {
+		p := indexPath("server.api_keys", i)
+		if !c.required(p, k) {
+			continue
+		}
+		switch prev, dup := first[k]; {
+		case dup:
+			c.add(p, "%s duplicates %s", c.show(p, k), prev)
+		case k == master:
+			c.add(p, "%s equals server.master_key; a client key must differ from it", c.show(p, k))
+		default:
+			first[k] = p
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// oneOf parses a lowercase choice; the first choice is the default.
+func oneOf(c *checker, path, s string, choices ...string) string {
+	if !c.given(path, s) {
+		return choices[0]
+	}
+	v := strings.ToLower(strings.TrimSpace(s))
+	for _, ch := range choices {
+		if v == ch {
+			return v
+		}
+	}
+	c.add(path, "%s is not one of %s", c.show(path, s), strings.Join(choices, ", "))
+	return choices[0]
+}
+
+// limit parses an rpm or tpm: -1 (the default) is unlimited, a positive
+// number is the limit, anything below -1 is a problem. zeroUnlimited says
+// whether 0 also means unlimited; otherwise 0 is a problem.
+func limit(c *checker, path, s string, zeroUnlimited bool) int {
+	n, ok := c.integer(path, s, -1)
+	switch {
+	case !ok:
+		return -1
+	case n == 0 && zeroUnlimited:
+		return -1
+	case n == 0:
+		c.add(path, "0 is invalid; use -1 for unlimited or a positive limit")
+		return -1
+	case n < -1:
+		c.add(path, "%d is invalid; use -1 for unlimited or a positive limit", n)
+		return -1
+	}
+	return n
+}
