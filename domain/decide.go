@@ -1,0 +1,259 @@
+package domain
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Decide applies the ban policy to one live outcome event, given the Facts of
+// its pair and model right after the outcome was folded. It returns the
+// decisions to publish, in order: a Fail2Ban ban, a cooldown, a model bench;
+// usually none (nil, without allocating).
+//
+// Decide is a pure function of its arguments: it reads no clock. Every
+// decision is stamped with the outcome's time (At, Since, Until are derived
+// from ev.At) and its ID is derived from the outcome's log position ev.Seq
+// ("f2b/<cred>/<model>/<seq>", "cooldown/<cred>/<model>/<seq>",
+// "bench/<model>/<seq>"), so two replicas deciding from the same log, or a
+// retried publish, produce the same message id and the log keeps one copy.
+// ev.Seq must therefore be set (the event was read back from the log).
+//
+// The rules:
+//
+//   - Fail2Ban counts, per status code, only the codes watched for the
+//     credential (BanPolicy.Watched); 2xx never bans; a timeout counts as 408
+//     and any other transport failure as 502 (Outcome.Code). The rule is
+//     BanPolicy.RuleFor. The pair is banned when its counter for the code
+//     reaches the rule's threshold exactly (the crossing; a MaxAttempts below
+//     1 is treated as 1, so "the first matching error bans", as in the router
+//     we replace). Only the crossing bans, so outcomes that were already in
+//     flight when the ban was decided, and are folded before the ban event
+//     comes back from the log, do not ban the pair a second time. This needs
+//     the fold to clear a pair's counters when its ban ends (expiry or lift),
+//     as the replaced router does. Nothing is decided for a pair that is
+//     banned (Facts.Banned) or for a proxy credential (Outcome.Proxy or
+//     BanPolicy.ProxyCredentials): a relay's errors reflect its own pool.
+//     A rule with Permanent, or with no positive Duration (the replaced
+//     router's "0 = permanent"), bans for good.
+//   - A 429 or 503 carrying Retry-After (Outcome.RetryAfterMS > 0) cools the
+//     pair until ev.At + Retry-After, capped at MaxRetryAfter, whatever its
+//     counters and also for proxy credentials: a cooldown is not a ban, it
+//     honours what the upstream asked for. No cooldown is emitted when the
+//     pair is already banned or cooling at least that long. When the same
+//     outcome also bans the pair, both are emitted, the ban first, so that
+//     lifting the ban early still honours the upstream's Retry-After.
+//   - With BanPolicy.Bench.Failures > 0, a bench-countable failure
+//     (Class.CountsForBench) benches the model everywhere when the model's
+//     failures within Bench.Window before ev.At number at least
+//     Bench.Failures and come from at least two credentials, unless the model
+//     is already benched past ev.At. Proxy credentials' failures count: a
+//     model outage is model-wide. A Window or Duration that is not positive
+//     turns benching off.
+//
+// A canceled outcome (the client went away) never decides anything, and
+// events of other kinds are ignored.
+func Decide(p BanPolicy, ev Event, f Facts) []Event {
+	if ev.Kind != KindOutcomeRecorded || ev.Outcome == nil || ev.Outcome.Class == ClassCanceled {
+		return nil
+	}
+	var out []Event
+	if e, ok := decideFail2Ban(p, ev, f); ok {
+		out = append(out, e)
+	}
+	if e, ok := decideCooldown(ev, f); ok {
+		out = append(out, e)
+	}
+	if e, ok := decideBench(p.Bench, ev, f); ok {
+		out = append(out, e)
+	}
+	return out
+}
+
+// decideFail2Ban bans the outcome's pair when its counter for the outcome's
+// code crosses the rule's threshold.
+func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
+	o := ev.Outcome
+	if f.Banned || o.Proxy || p.ProxyCredentials[o.Credential] {
+		return Event{}, false
+	}
+	code := o.Code()
+	if code == 0 || (code >= 200 && code < 300) || !p.Watched(o.Credential, code) {
+		return Event{}, false
+	}
+	rule := p.RuleFor(o.Credential, code)
+	n := f.Counts[code]
+	if n != threshold(rule) {
+		return Event{}, false
+	}
+	at := ev.At.UTC()
+	ban := &Ban{
+		Credential: o.Credential,
+		Model:      o.Model,
+		Origin:     OriginFail2Ban,
+		Reason:     banReason(p, o.Credential, code, n, rule),
+		ErrorCode:  code,
+		Since:      at,
+		Permanent:  permanent(rule),
+		Failures:   n,
+		CauseSeq:   ev.Seq,
+	}
+	if !ban.Permanent {
+		until := at.Add(rule.Duration)
+		ban.Until = &until
+	}
+	return Event{
+		V:    SchemaVersion,
+		Kind: KindBanImposed,
+		ID:   decisionID("f2b", o.Credential, o.Model, ev.Seq),
+		At:   at,
+		Ban:  ban,
+	}, true
+}
+
+// threshold is the count that bans under a rule. A rule without a positive
+// MaxAttempts bans on the first matching error.
+func threshold(r Rule) int { return max(r.MaxAttempts, 1) }
+
+// permanent reports whether a rule bans for good: it says so, or it has no
+// positive duration (the replaced router's "ban_duration 0 = permanent").
+func permanent(r Rule) bool { return r.Permanent || r.Duration <= 0 }
+
+// banReason explains a Fail2Ban ban, naming the rule that applied:
+// "3 x 429 (rule 429: max_attempts 5, ban 5m)" for a global per-code rule,
+// "3 x 400 (credential rule 400: ...)" for a credential's own rule, and
+// "3 x 500 (max_attempts 3, ban permanent)" for the top-level rule.
+func banReason(p BanPolicy, credential string, code, n int, r Rule) string {
+	ban := "permanent"
+	if !permanent(r) {
+		ban = shortDuration(r.Duration)
+	}
+	var source string
+	if o, ok := p.Credentials[credential]; ok {
+		if _, ok := o.Rules[code]; ok {
+			source = "credential rule " + strconv.Itoa(code) + ": "
+		}
+	}
+	if source == "" {
+		if _, ok := p.Rules[code]; ok {
+			source = "rule " + strconv.Itoa(code) + ": "
+		}
+	}
+	return fmt.Sprintf("%d x %d (%smax_attempts %d, ban %s)", n, code, source, r.MaxAttempts, ban)
+}
+
+// decideCooldown holds the pair back for as long as a 429 or 503 asked with
+// Retry-After.
+func decideCooldown(ev Event, f Facts) (Event, bool) {
+	o := ev.Outcome
+	if (o.Status != 429 && o.Status != 503) || o.RetryAfterMS <= 0 {
+		return Event{}, false
+	}
+	wait := MaxRetryAfter
+	if o.RetryAfterMS < MaxRetryAfter.Milliseconds() {
+		wait = time.Duration(o.RetryAfterMS) * time.Millisecond
+	}
+	at := ev.At.UTC()
+	until := at.Add(wait)
+	if f.Banned && (f.BanPermanent || !f.BanUntil.Before(until)) {
+		return Event{}, false
+	}
+	if !f.CooldownUntil.Before(until) {
+		return Event{}, false
+	}
+	return Event{
+		V:    SchemaVersion,
+		Kind: KindCooldownStarted,
+		ID:   decisionID("cooldown", o.Credential, o.Model, ev.Seq),
+		At:   at,
+		Cooldown: &Cooldown{
+			Credential: o.Credential,
+			Model:      o.Model,
+			Until:      until,
+			Status:     o.Status,
+			CauseSeq:   ev.Seq,
+		},
+	}, true
+}
+
+// decideBench benches the outcome's model when it failed often enough, on at
+// least two credentials, within the window.
+func decideBench(bp BenchPolicy, ev Event, f Facts) (Event, bool) {
+	o := ev.Outcome
+	if bp.Failures <= 0 || bp.Window <= 0 || bp.Duration <= 0 || !o.Class.CountsForBench() {
+		return Event{}, false
+	}
+	at := ev.At.UTC()
+	if f.BenchedUntil.After(at) {
+		return Event{}, false
+	}
+	from := at.Add(-bp.Window)
+	n, first, several := 0, -1, false
+	for i, mf := range f.ModelFailures {
+		if !mf.At.After(from) {
+			continue
+		}
+		n++
+		if first < 0 {
+			first = i
+		} else if mf.Credential != f.ModelFailures[first].Credential {
+			several = true
+		}
+	}
+	if n < bp.Failures || !several {
+		return Event{}, false
+	}
+	creds := make([]string, 0, n)
+	for _, mf := range f.ModelFailures {
+		if mf.At.After(from) {
+			creds = append(creds, mf.Credential)
+		}
+	}
+	slices.Sort(creds)
+	creds = slices.Compact(creds)
+	return Event{
+		V:    SchemaVersion,
+		Kind: KindModelBenched,
+		ID:   "bench/" + o.Model + "/" + strconv.FormatUint(ev.Seq, 10),
+		At:   at,
+		Bench: &Bench{
+			Model:       o.Model,
+			Until:       at.Add(bp.Duration),
+			Failures:    n,
+			Credentials: creds,
+			Reason: fmt.Sprintf("%d failures on %d credentials within %s (last: %s)",
+				n, len(creds), shortDuration(bp.Window), failureLabel(*o)),
+			CauseSeq: ev.Seq,
+		},
+	}, true
+}
+
+// failureLabel names a failure in a reason: its status, or its class when no
+// response arrived ("timeout", "connection").
+func failureLabel(o Outcome) string {
+	if o.Status > 0 {
+		return strconv.Itoa(o.Status)
+	}
+	return string(o.Class)
+}
+
+// decisionID is the deterministic id of a decision about a pair, caused by
+// the outcome at log position seq.
+func decisionID(kind, credential, model string, seq uint64) string {
+	return kind + "/" + credential + "/" + model + "/" + strconv.FormatUint(seq, 10)
+}
+
+// shortDuration renders a duration without trailing zero units: "5m",
+// "1h", "1h30m", "90ms".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
+}
