@@ -1,0 +1,272 @@
+package adminapi
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/projections"
+)
+
+// Credential is one configured credential, as /health shows it.
+type Credential struct {
+	Name       string
+	Type       string
+	IsFallback bool
+	// Weight is the round-robin weight; 0 means 1.
+	Weight int
+	// RPM and TPM are the configured limits; 0 or -1 means unlimited.
+	RPM, TPM int
+}
+
+// Pair is one model a credential serves: configured, or learned from a
+// proxy credential's upstream.
+type Pair struct {
+	Credential, Model string
+	// Weight overrides the credential's weight for this model when > 0.
+	Weight int
+	// RPM and TPM limit the pair; 0 or -1 means unlimited.
+	RPM, TPM int
+}
+
+// LogStatus is the event log's state, as the wiring reads it.
+type LogStatus struct {
+	Connected bool
+	// LastSeq is the stream's last sequence; the lag is LastSeq minus the
+	// sequence the current snapshot reflects.
+	LastSeq uint64
+	// Published, Dropped and Failed count outcome publishes since start.
+	Published, Dropped, Failed uint64
+	// LastError is the most recent publish or connection error.
+	LastError string
+}
+
+// Deps is everything the admin surface needs, given once to New. The
+// wiring (cmd/airouter) fills it from config, the projections and the log.
+type Deps struct {
+	// MasterKey is the only key the admin endpoints accept. Required.
+	MasterKey string
+	// Credentials are the configured credentials, in config order. Bans
+	// may only name these.
+	Credentials []Credential
+	// Pairs returns the configured and learned pairs; nil means none
+	// beyond those the log names.
+	Pairs func() []Pair
+
+	// Snapshot returns the current projection snapshot. Required.
+	Snapshot func() *projections.Snapshot
+	// WaitFor returns once the snapshot reflects log position seq
+	// (projections.Live.WaitFor). Required.
+	WaitFor func(ctx context.Context, seq uint64) error
+	// Publish writes a control event synchronously, de-duplicated by its
+	// ID, and returns its log position (eventlog.Log.PublishControl).
+	// Required.
+	Publish func(ctx context.Context, ev domain.Event) (uint64, error)
+
+	// Usage returns the current requests and tokens per minute of a
+	// credential (model "") or of a pair; nil reports zero.
+	Usage func(credential, model string) (rpm, tpm int)
+	// Watched reports whether Fail2Ban counts status for the credential;
+	// /health shows only those counters. Nil shows every counter.
+	Watched func(credential string, status int) bool
+	// LogStatus reports the event log's state; nil reports nothing but the
+	// applied sequence.
+	LogStatus func() LogStatus
+	// DefaultSettings are the failover settings from config, in force
+	// until an operator changes them.
+	DefaultSettings domain.FallbackSettings
+
+	// Registry receives every metric; nil makes a fresh one (see
+	// API.Registry).
+	Registry *prometheus.Registry
+	Logger   hclog.Logger
+	// Clock is nil for time.Now.
+	Clock func() time.Time
+	// NewID returns a fresh, unique event id for an admin change; nil uses
+	// 128 random bits.
+	NewID func() string
+	// WriteTimeout bounds an admin change from publish to applied; 0
+	// means 10 s.
+	WriteTimeout time.Duration
+}
+
+// defaultWriteTimeout bounds an admin change when Deps.WriteTimeout is 0.
+const defaultWriteTimeout = 10 * time.Second
+
+// API serves the operators' surface. It is safe for concurrent use.
+type API struct {
+	creds     []Credential
+	byName    map[string]Credential
+	pairs     func() []Pair
+	snapshot  func() *projections.Snapshot
+	waitFor   func(ctx context.Context, seq uint64) error
+	publish   func(ctx context.Context, ev domain.Event) (uint64, error)
+	usage     func(credential, model string) (int, int)
+	watched   func(credential string, status int) bool
+	logStatus func() LogStatus
+	defaults  domain.FallbackSettings
+	master    [sha256.Size]byte
+	registry  *prometheus.Registry
+	metrics   *Metrics
+	log       hclog.Logger
+	now       func() time.Time
+	newID     func() string
+	timeout   time.Duration
+
+	// writeMu serialises this replica's admin changes, so an unban's count
+	// and a partial settings change read the state their event replaces.
+	writeMu sync.Mutex
+	tracker banTracker
+	empty   *projections.Snapshot
+}
+
+// New checks the dependencies and registers the metrics.
+func New(d Deps) (*API, error) {
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	a := &API{
+		creds:     append([]Credential(nil), d.Credentials...),
+		byName:    make(map[string]Credential, len(d.Credentials)),
+		pairs:     d.Pairs,
+		snapshot:  d.Snapshot,
+		waitFor:   d.WaitFor,
+		publish:   d.Publish,
+		usage:     d.Usage,
+		watched:   d.Watched,
+		logStatus: d.LogStatus,
+		defaults:  d.DefaultSettings,
+		master:    sha256.Sum256([]byte(d.MasterKey)),
+		registry:  d.Registry,
+		log:       d.Logger,
+		now:       d.Clock,
+		newID:     d.NewID,
+		timeout:   d.WriteTimeout,
+		tracker:   banTracker{bans: map[domain.Key]trackedBan{}},
+		empty:     projections.NewState().Snapshot(),
+	}
+	for _, c := range a.creds {
+		a.byName[c.Name] = c
+	}
+	if a.pairs == nil {
+		a.pairs = func() []Pair { return nil }
+	}
+	if a.usage == nil {
+		a.usage = func(string, string) (int, int) { return 0, 0 }
+	}
+	if a.logStatus == nil {
+		a.logStatus = func() LogStatus { return LogStatus{} }
+	}
+	if a.log == nil {
+		a.log = hclog.NewNullLogger()
+	}
+	a.log = a.log.Named("admin")
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.newID == nil {
+		a.newID = randomID
+	}
+	if a.timeout <= 0 {
+		a.timeout = defaultWriteTimeout
+	}
+	if a.registry == nil {
+		a.registry = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(a.registry)
+	if err != nil {
+		return nil, err
+	}
+	a.metrics = m
+	if err := a.registry.Register(&collector{a: a}); err != nil {
+		return nil, fmt.Errorf("register the snapshot metrics: %w", err)
+	}
+	return a, nil
+}
+
+func validate(d Deps) error {
+	var errs []error
+	if d.MasterKey == "" {
+		errs = append(errs, errors.New("a master key is required"))
+	}
+	if d.Snapshot == nil || d.WaitFor == nil || d.Publish == nil {
+		errs = append(errs, errors.New("Snapshot, WaitFor and Publish are required"))
+	}
+	seen := make(map[string]bool, len(d.Credentials))
+	for i, c := range d.Credentials {
+		switch {
+		case strings.TrimSpace(c.Name) == "":
+			errs = append(errs, fmt.Errorf("credential %d has no name", i))
+		case seen[c.Name]:
+			errs = append(errs, fmt.Errorf("credential %q is listed twice", c.Name))
+		}
+		seen[c.Name] = true
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("build the admin API: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Register adds the operators' routes to r: GET /health, GET /vhealth,
+// GET /metrics, POST /api/ban, POST /api/unban, GET /api/bans and
+// GET/PUT /api/fallback. Methods are checked by the handlers, so a wrong
+// one gets 405 with Allow rather than a 404.
+func (a *API) Register(r *mux.Router) {
+	r.Handle("/health", http.HandlerFunc(a.serveHealth))
+	r.Handle("/vhealth", http.HandlerFunc(serveDashboard))
+	r.Handle("/metrics", a.metricsHandler())
+	r.Handle("/api/ban", a.admin(a.ban, http.MethodPost))
+	r.Handle("/api/unban", a.admin(a.unban, http.MethodPost))
+	r.Handle("/api/bans", a.admin(a.listBans, http.MethodGet))
+	r.Handle("/api/fallback", a.admin(a.fallback, http.MethodGet, http.MethodPut))
+}
+
+// Handler is a router holding only the operators' routes.
+func (a *API) Handler() http.Handler {
+	r := mux.NewRouter()
+	a.Register(r)
+	return r
+}
+
+// Settings are the failover settings in force: the last ones an operator
+// set, else the defaults from config. The proxy reads them per request.
+func (a *API) Settings() domain.FallbackSettings {
+	if s, ok := a.current().Settings(); ok {
+		return s
+	}
+	return a.defaults
+}
+
+// Metrics are the hooks the proxy reports requests through.
+func (a *API) Metrics() *Metrics { return a.metrics }
+
+// Registry is the registry /metrics serves.
+func (a *API) Registry() *prometheus.Registry { return a.registry }
+
+// current is the snapshot to answer from; never nil.
+func (a *API) current() *projections.Snapshot {
+	if s := a.snapshot(); s != nil {
+		return s
+	}
+	return a.empty
+}
+
+// randomID is a fresh event id: "admin/" and 128 random bits.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return "admin/" + hex.EncodeToString(b[:])
+}

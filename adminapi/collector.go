@@ -1,0 +1,120 @@
+package adminapi
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// Gauges read from the current snapshot (and the log's counters) at
+// scrape time: nothing is kept in step by hand, so they cannot drift.
+var (
+	descCredBanned = prometheus.NewDesc("auto_ai_router_credential_banned",
+		"1 when the credential has an active ban on any model.", []string{"credential"}, nil)
+	descCredRPM = prometheus.NewDesc("auto_ai_router_credential_rpm_current",
+		"Requests in the last minute per credential (proxy credentials left out).", []string{"credential"}, nil)
+	descCredTPM = prometheus.NewDesc("auto_ai_router_credential_tpm_current",
+		"Tokens in the last minute per credential (proxy credentials left out).", []string{"credential"}, nil)
+	descModelRPM = prometheus.NewDesc("auto_ai_router_model_rpm_current",
+		"Requests in the last minute per credential and model.", []string{"credential", "model"}, nil)
+	descModelTPM = prometheus.NewDesc("auto_ai_router_model_tpm_current",
+		"Tokens in the last minute per credential and model.", []string{"credential", "model"}, nil)
+	descBansActive = prometheus.NewDesc("airouter_bans_active",
+		"Active bans (a wildcard ban is one) by origin.", []string{"origin"}, nil)
+	descCooldowns = prometheus.NewDesc("airouter_cooldowns_active",
+		"Pairs held back by an upstream's Retry-After now.", nil, nil)
+	descBenched = prometheus.NewDesc("airouter_benched_models",
+		"Models benched on every credential now.", nil, nil)
+	descApplied = prometheus.NewDesc("airouter_snapshot_applied_seq",
+		"Log position the routing snapshot reflects.", nil, nil)
+	descLag = prometheus.NewDesc("airouter_snapshot_lag_events",
+		"Events in the log not yet reflected by the routing snapshot.", nil, nil)
+	descSkipped = prometheus.NewDesc("airouter_events_skipped_total",
+		"Events the projections ignored, by why.", []string{"reason"}, nil)
+	descConnected = prometheus.NewDesc("airouter_log_connected",
+		"1 when the event log's NATS connection is up.", nil, nil)
+	descPublished = prometheus.NewDesc("airouter_log_published_total",
+		"Outcome events the log acknowledged.", nil, nil)
+	descDropped = prometheus.NewDesc("airouter_log_publish_dropped_total",
+		"Outcome events dropped because the publish queue was full or the log was closing.", nil, nil)
+	descFailed = prometheus.NewDesc("airouter_log_publish_failures_total",
+		"Outcome publishes that failed or timed out.", nil, nil)
+)
+
+// collector is the prometheus.Collector of the scrape-time gauges.
+type collector struct{ a *API }
+
+// Describe sends every descriptor the collector may emit.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		descCredBanned, descCredRPM, descCredTPM, descModelRPM, descModelTPM, descBansActive,
+		descCooldowns, descBenched, descApplied, descLag, descSkipped,
+		descConnected, descPublished, descDropped, descFailed,
+	} {
+		ch <- d
+	}
+}
+
+// Collect reads one snapshot and the log's state.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	a := c.a
+	snap := a.current()
+	now := a.now()
+	emit := func(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+		m, err := prometheus.NewConstMetric(d, t, v, labels...)
+		if err != nil {
+			m = prometheus.NewInvalidMetric(d, err)
+		}
+		ch <- m
+	}
+	for _, cr := range a.creds {
+		banned := 0.0
+		if _, ok := snap.CredentialBan(cr.Name, now); ok {
+			banned = 1
+		}
+		emit(descCredBanned, prometheus.GaugeValue, banned, cr.Name)
+		if cr.Type == "proxy" {
+			continue // a relay's load is its upstream's, as in the router we replace
+		}
+		rpm, tpm := a.usage(cr.Name, "")
+		emit(descCredRPM, prometheus.GaugeValue, float64(rpm), cr.Name)
+		emit(descCredTPM, prometheus.GaugeValue, float64(tpm), cr.Name)
+	}
+	cooling := 0
+	for _, p := range a.knownPairs(snap) {
+		if a.byName[p.Credential].Type != "proxy" {
+			rpm, tpm := a.usage(p.Credential, p.Model)
+			emit(descModelRPM, prometheus.GaugeValue, float64(rpm), p.Credential, p.Model)
+			emit(descModelTPM, prometheus.GaugeValue, float64(tpm), p.Credential, p.Model)
+		}
+	}
+	for _, k := range snap.Pairs() {
+		if snap.Pair(k, now).CooldownUntil != nil {
+			cooling++
+		}
+	}
+	byOrigin := map[domain.Origin]int{domain.OriginAdmin: 0, domain.OriginFail2Ban: 0}
+	for _, b := range snap.Bans(now) {
+		byOrigin[b.Origin]++
+	}
+	for origin, n := range byOrigin {
+		emit(descBansActive, prometheus.GaugeValue, float64(n), string(origin))
+	}
+	emit(descCooldowns, prometheus.GaugeValue, float64(cooling))
+	emit(descBenched, prometheus.GaugeValue, float64(len(snap.Benched(now))))
+
+	l := a.logHealth(snap)
+	emit(descApplied, prometheus.GaugeValue, float64(l.AppliedSeq))
+	emit(descLag, prometheus.GaugeValue, float64(l.Lag))
+	emit(descSkipped, prometheus.CounterValue, float64(l.Skipped.UnknownKind), "unknown_kind")
+	emit(descSkipped, prometheus.CounterValue, float64(l.Skipped.NewerVersion), "newer_version")
+	emit(descSkipped, prometheus.CounterValue, float64(l.Skipped.Invalid), "invalid")
+	connected := 0.0
+	if l.Connected {
+		connected = 1
+	}
+	emit(descConnected, prometheus.GaugeValue, connected)
+	emit(descPublished, prometheus.CounterValue, float64(l.Published))
+	emit(descDropped, prometheus.CounterValue, float64(l.Dropped))
+	emit(descFailed, prometheus.CounterValue, float64(l.Failed))
+}

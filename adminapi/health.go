@@ -1,0 +1,241 @@
+package adminapi
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/projections"
+)
+
+// Health is the /health document: the shape of the router we replace
+// (status, counts, credentials, models keyed "credential:model") plus what
+// our design knows: the time it was judged at, cooldowns and benches, and
+// the event log's state.
+type Health struct {
+	Status string `json:"status"`
+	// Time is the moment the document was judged at; the dashboard counts
+	// the time left on bans from it.
+	Time time.Time `json:"time"`
+	// CredentialsAvailable counts credentials with no active ban on any
+	// model; healthy means it is above 0.
+	CredentialsAvailable int `json:"credentials_available"`
+	// CredentialsBanned counts active banned pairs (a wildcard ban is one),
+	// as the router we replace does.
+	CredentialsBanned int                              `json:"credentials_banned"`
+	TotalCredentials  int                              `json:"total_credentials"`
+	Credentials       map[string]CredentialHealth      `json:"credentials"`
+	Models            map[string]ModelHealth           `json:"models"`
+	BenchedModels     map[string]projections.BenchView `json:"benched_models"`
+	Log               LogHealth                        `json:"log"`
+}
+
+// CredentialHealth is one credential in /health. The ban fields describe
+// the ban reported for the credential: an admin ban over an automatic one,
+// then a permanent over a finite one, then the later end. BanUntil is
+// absent for a permanent ban.
+type CredentialHealth struct {
+	Type              string         `json:"type"`
+	IsFallback        bool           `json:"is_fallback"`
+	IsBanned          bool           `json:"is_banned"`
+	Weight            int            `json:"weight"`
+	CurrentRPM        int            `json:"current_rpm"`
+	CurrentTPM        int            `json:"current_tpm"`
+	LimitRPM          int            `json:"limit_rpm"`
+	LimitTPM          int            `json:"limit_tpm"`
+	BannedErrorCounts map[string]int `json:"banned_error_counts,omitempty"`
+	BanOrigin         domain.Origin  `json:"ban_origin,omitempty"`
+	BanReason         string         `json:"ban_reason,omitempty"`
+	BanUntil          *time.Time     `json:"ban_until,omitempty"`
+}
+
+// ModelHealth is one credential+model pair in /health. A credential-wide
+// ban marks the pair banned unless the pair's own ban is reported instead.
+type ModelHealth struct {
+	Credential      string         `json:"credential"`
+	Model           string         `json:"model"`
+	IsBanned        bool           `json:"is_banned"`
+	Weight          int            `json:"weight"`
+	CurrentRPM      int            `json:"current_rpm"`
+	CurrentTPM      int            `json:"current_tpm"`
+	LimitRPM        int            `json:"limit_rpm"`
+	LimitTPM        int            `json:"limit_tpm"`
+	ErrorCodeCounts map[string]int `json:"error_code_counts,omitempty"`
+	BanOrigin       domain.Origin  `json:"ban_origin,omitempty"`
+	BanReason       string         `json:"ban_reason,omitempty"`
+	BanUntil        *time.Time     `json:"ban_until,omitempty"`
+	CooldownUntil   *time.Time     `json:"cooldown_until,omitempty"`
+	BenchedUntil    *time.Time     `json:"benched_until,omitempty"`
+}
+
+// LogHealth is the event log's state as /health shows it.
+type LogHealth struct {
+	Connected bool `json:"connected"`
+	// AppliedSeq is the log position the snapshot reflects; Lag is how
+	// many events the stream holds beyond it.
+	AppliedSeq  uint64              `json:"applied_seq"`
+	LastSeq     uint64              `json:"last_seq"`
+	Lag         uint64              `json:"lag"`
+	LastEventAt *time.Time          `json:"last_event_at,omitempty"`
+	Published   uint64              `json:"published"`
+	Dropped     uint64              `json:"dropped"`
+	Failed      uint64              `json:"failed"`
+	Skipped     projections.Skipped `json:"skipped"`
+	LastError   string              `json:"last_error,omitempty"`
+}
+
+// serveHealth answers /health, with 503 when no credential is usable. It
+// needs no key, as in the router we replace.
+func (a *API) serveHealth(w http.ResponseWriter, _ *http.Request) {
+	h := a.Health()
+	status := http.StatusOK
+	if h.Status != "healthy" {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, h)
+}
+
+// Health judges the current snapshot now.
+func (a *API) Health() Health {
+	return a.health(a.current(), a.now().UTC())
+}
+
+func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
+	h := Health{
+		Time:             now,
+		TotalCredentials: len(a.creds),
+		Credentials:      make(map[string]CredentialHealth, len(a.creds)),
+		Models:           map[string]ModelHealth{},
+		BenchedModels:    snap.Benched(now),
+		Log:              a.logHealth(snap),
+	}
+	for _, b := range snap.Bans(now) {
+		if _, ok := a.byName[b.Credential]; ok {
+			h.CredentialsBanned++
+		}
+	}
+	for _, c := range a.creds {
+		ch := CredentialHealth{
+			Type: c.Type, IsFallback: c.IsFallback, Weight: weight(c.Weight, 1),
+			LimitRPM: limit(c.RPM), LimitTPM: limit(c.TPM),
+		}
+		ch.CurrentRPM, ch.CurrentTPM = a.usage(c.Name, "")
+		if b, ok := snap.CredentialBan(c.Name, now); ok {
+			ch.IsBanned, ch.BanOrigin, ch.BanReason, ch.BanUntil = true, b.Origin, b.Reason, b.Until
+		} else {
+			h.CredentialsAvailable++
+		}
+		h.Credentials[c.Name] = ch
+	}
+	for _, p := range a.knownPairs(snap) {
+		c := a.byName[p.Credential]
+		pv := snap.Pair(domain.Key{Credential: p.Credential, Model: p.Model}, now)
+		m := ModelHealth{
+			Credential: p.Credential, Model: p.Model, IsBanned: pv.Banned,
+			Weight:   weight(p.Weight, weight(c.Weight, 1)),
+			LimitRPM: limit(p.RPM), LimitTPM: limit(p.TPM),
+			ErrorCodeCounts: a.watchedCounts(p.Credential, pv.ErrorCodeCounts),
+			BanOrigin:       pv.BanOrigin, BanReason: pv.BanReason, BanUntil: pv.BanUntil,
+			CooldownUntil: pv.CooldownUntil, BenchedUntil: pv.BenchedUntil,
+		}
+		m.CurrentRPM, m.CurrentTPM = a.usage(p.Credential, p.Model)
+		h.Models[p.Credential+":"+p.Model] = m
+		if pv.Banned && pv.BanModel == p.Model && len(m.ErrorCodeCounts) > 0 {
+			// A credential's error counts are the sum over its pairs'
+			// own bans, as in the router we replace.
+			ch := h.Credentials[p.Credential]
+			if ch.BannedErrorCounts == nil {
+				ch.BannedErrorCounts = map[string]int{}
+			}
+			for code, n := range m.ErrorCodeCounts {
+				ch.BannedErrorCounts[code] += n
+			}
+			h.Credentials[p.Credential] = ch
+		}
+	}
+	h.Status = "healthy"
+	if h.CredentialsAvailable == 0 {
+		h.Status = "unhealthy"
+	}
+	return h
+}
+
+// knownPairs are the configured and learned pairs, then the pairs the log
+// names, of configured credentials only, each once, sorted.
+func (a *API) knownPairs(snap *projections.Snapshot) []Pair {
+	seen := map[domain.Key]bool{}
+	var out []Pair
+	add := func(p Pair) {
+		k := domain.Key{Credential: p.Credential, Model: p.Model}
+		if _, ok := a.byName[p.Credential]; !ok || seen[k] || p.Model == "" || p.Model == domain.AllModels {
+			return
+		}
+		seen[k] = true
+		out = append(out, p)
+	}
+	for _, p := range a.pairs() {
+		add(p)
+	}
+	for _, k := range snap.Pairs() {
+		add(Pair{Credential: k.Credential, Model: k.Model})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Credential != out[j].Credential {
+			return out[i].Credential < out[j].Credential
+		}
+		return out[i].Model < out[j].Model
+	})
+	return out
+}
+
+// watchedCounts keeps the counters of the codes Fail2Ban watches for the
+// credential (all of them without a Watched func).
+func (a *API) watchedCounts(cred string, counts map[string]int) map[string]int {
+	if a.watched == nil || len(counts) == 0 {
+		return counts
+	}
+	var out map[string]int
+	for code, n := range counts {
+		if c, err := strconv.Atoi(code); err == nil && a.watched(cred, c) {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[code] = n
+		}
+	}
+	return out
+}
+
+func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
+	ls := a.logStatus()
+	l := LogHealth{
+		Connected: ls.Connected, AppliedSeq: snap.Seq(), LastSeq: ls.LastSeq,
+		Published: ls.Published, Dropped: ls.Dropped, Failed: ls.Failed,
+		Skipped: snap.Skipped(), LastError: domain.Redact(ls.LastError),
+	}
+	if l.LastSeq > l.AppliedSeq {
+		l.Lag = l.LastSeq - l.AppliedSeq
+	}
+	if at := snap.LastEventAt(); !at.IsZero() {
+		l.LastEventAt = &at
+	}
+	return l
+}
+
+// weight is w, or def when w is not positive.
+func weight(w, def int) int {
+	if w > 0 {
+		return w
+	}
+	return def
+}
+
+// limit renders a configured limit: -1 for unlimited (0 or negative).
+func limit(n int) int {
+	if n > 0 {
+		return n
+	}
+	return -1
+}

@@ -1,0 +1,120 @@
+package adminapi
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// durationBuckets are the request duration buckets of the router we
+// replace: 21 from 50 ms to 10 minutes.
+var durationBuckets = []float64{
+	0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5,
+	10, 15, 20, 30, 45, 60, 120, 240, 360, 600,
+}
+
+// hopBuckets bound the upstream attempts of one client request.
+var hopBuckets = []float64{1, 2, 3, 4, 5, 6, 8, 10, 15, 20}
+
+// Metrics are the counters and histograms fed by events: the proxy's
+// requests through the methods below (the wiring passes them to the proxy
+// as funcs), and bans, unbans, cooldowns and benches through API.Observe.
+// The names of the router we replace are kept so its dashboards and alerts
+// keep working. It is safe for concurrent use.
+type Metrics struct {
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	rejected  *prometheus.CounterVec
+	bans      *prometheus.CounterVec
+	unbans    *prometheus.CounterVec
+	cooldowns *prometheus.CounterVec
+	benches   *prometheus.CounterVec
+	hops      prometheus.Histogram
+	exhausted *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "auto_ai_router_requests_total",
+			Help: "Upstream attempts, retries and fallback hops included; a transport failure counts as 502, a timeout as 408.",
+		}, []string{"credential", "model", "endpoint", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "auto_ai_router_requests_duration_seconds",
+			Help:    "Duration of upstream attempts.",
+			Buckets: durationBuckets,
+		}, []string{"credential", "endpoint"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "auto_ai_router_credential_selection_rejected_total",
+			Help: "Candidates skipped during credential selection, by reason.",
+		}, []string{"reason"}),
+		bans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "auto_ai_router_credential_ban_events_total",
+			Help: "Bans imposed; admin bans have error_code 0 and a wildcard ban has model *.",
+		}, []string{"credential", "model", "error_code"}),
+		unbans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "auto_ai_router_credential_unban_events_total",
+			Help: "Bans lifted by an admin or ended by expiry, one per ban.",
+		}, []string{"credential", "model"}),
+		cooldowns: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "airouter_cooldown_events_total",
+			Help: "Cooldowns started because an upstream sent Retry-After.",
+		}, []string{"credential", "model", "status"}),
+		benches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "airouter_model_bench_events_total",
+			Help: "Models benched on every credential after failing on several.",
+		}, []string{"model"}),
+		hops: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "airouter_fallback_hops",
+			Help:    "Upstream attempts made for one client request.",
+			Buckets: hopBuckets,
+		}),
+		exhausted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "airouter_exhausted_requests_total",
+			Help: "Client requests answered by the router because no candidate served them, by the status sent.",
+		}, []string{"status"}),
+	}
+	for _, c := range []prometheus.Collector{
+		m.requests, m.duration, m.rejected, m.bans, m.unbans, m.cooldowns, m.benches, m.hops, m.exhausted,
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register the admin metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Attempt records one upstream attempt: status is the HTTP status, or 502
+// for a transport failure and 408 for a timeout.
+func (m *Metrics) Attempt(credential, model, endpoint string, status int, took time.Duration) {
+	m.requests.WithLabelValues(credential, model, endpoint, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(credential, endpoint).Observe(took.Seconds())
+}
+
+// Rejected records a candidate skipped during selection: "banned",
+// "cooling_down", "benched", "rate_limit", "model_not_available", ...
+func (m *Metrics) Rejected(reason string) {
+	m.rejected.WithLabelValues(reason).Inc()
+}
+
+// Request records how many upstream attempts one client request made.
+func (m *Metrics) Request(hops int) {
+	m.hops.Observe(float64(hops))
+}
+
+// Exhausted records a request no candidate served, by the status the
+// router answered with (429, 502, 503, 504, ...).
+func (m *Metrics) Exhausted(status int) {
+	m.exhausted.WithLabelValues(strconv.Itoa(status)).Inc()
+}
+
+// metricsHandler serves the API's registry; it needs no key.
+func (a *API) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+}

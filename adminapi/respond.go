@@ -1,0 +1,140 @@
+package adminapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// maxBodyBytes bounds an admin request body.
+const maxBodyBytes = 64 << 10
+
+// httpError is a failure with the status it answers with. Its message is
+// shown to the client, so it never holds a secret.
+type httpError struct {
+	status int
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func badRequest(format string, args ...any) error {
+	return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// errorBody is the router's error envelope:
+// {"error":{"message","type","param":null,"code":null}}.
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+// errorType maps a status to the envelope type, as the router we replace
+// does.
+func errorType(status int) string {
+	switch status {
+	case 400, 405, 413:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 403:
+		return "permission_denied"
+	case 404:
+		return "not_found_error"
+	}
+	return "server_error"
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		body, _ = json.Marshal(errorBody{Error: errorDetail{Message: "encode the response", Type: errorType(status)}})
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorBody{Error: errorDetail{Message: msg, Type: errorType(status)}})
+}
+
+// admin wraps a master-key handler: the method is checked first (405 with
+// Allow), then the key, then fn runs; an *httpError it returns is written
+// with its status, anything else is a logged 500.
+func (a *API) admin(fn func(w http.ResponseWriter, r *http.Request) error, methods ...string) http.Handler {
+	allow := strings.Join(methods, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !allowed(r.Method, methods) {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+		err := a.authorize(r)
+		if err == nil {
+			err = fn(w, r)
+		}
+		if err == nil {
+			return
+		}
+		var he *httpError
+		if !errors.As(err, &he) {
+			a.log.Error("admin request failed", "path", r.URL.Path, "error", domain.Redact(err.Error()))
+			he = &httpError{status: http.StatusInternalServerError, msg: "internal error"}
+		}
+		if he.status == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="airouter admin"`)
+		}
+		writeError(w, he.status, he.msg)
+	})
+}
+
+func allowed(method string, methods []string) bool {
+	for _, m := range methods {
+		if method == m {
+			return true
+		}
+	}
+	return false
+}
+
+// decodeBody reads a JSON object of at most maxBodyBytes into dst,
+// rejecting unknown fields and anything after the object.
+func decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return &httpError{status: http.StatusRequestEntityTooLarge,
+				msg: fmt.Sprintf("request body is larger than %d KiB", maxBodyBytes>>10)}
+		}
+		return badRequest("read the request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return badRequest("request body required")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return badRequest("invalid JSON: %s", domain.Redact(err.Error()))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("invalid JSON: unexpected data after the object")
+	}
+	return nil
+}

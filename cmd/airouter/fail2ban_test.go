@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// Issue 4's end-to-end promise: three 500s on one credential ban it, every
+// later request goes to the other credential, and no client sees an error.
+func TestFail2BanMovesTrafficToTheHealthyCredential(t *testing.T) {
+	bad := newUpstream(t, 500)
+	good := newUpstream(t, 200)
+	cfg := testConfig(t, tempStore(t), "file", "fail2ban:\n  max_attempts: 3\n  ban_duration: 1h\n", bad, good)
+	r := start(t, cfg)
+
+	for i := 0; i < 8; i++ {
+		if status, _, body := chat(t, r); status != 200 {
+			t.Fatalf("request %d: client saw %d %s", i, status, body)
+		}
+	}
+	if bad.calls.Load() < 3 {
+		t.Fatalf("the failing credential was tried %d times; round-robin should reach it", bad.calls.Load())
+	}
+	eventually(t, "cred-a to be banned", func() bool {
+		_, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now())
+		return banned
+	})
+	bans := r.live.Load().Bans(time.Now())
+	if len(bans) != 1 || bans[0].Credential != "cred-a" || bans[0].ErrorCode != 500 || bans[0].Origin != "fail2ban" {
+		t.Fatalf("bans = %+v", bans)
+	}
+	if !strings.Contains(bans[0].Reason, "3 x 500") {
+		t.Fatalf("reason = %q", bans[0].Reason)
+	}
+
+	before := bad.calls.Load()
+	for i := 0; i < 20; i++ {
+		status, hdr, body := chat(t, r)
+		if status != 200 {
+			t.Fatalf("after the ban, request %d: %d %s", i, status, body)
+		}
+		if got := hdr.Get("X-Fallback-Attempts"); got != "1" {
+			t.Fatalf("after the ban, request %d took %s attempts", i, got)
+		}
+	}
+	if after := bad.calls.Load(); after != before {
+		t.Fatalf("the banned credential got %d more requests", after-before)
+	}
+}

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/config"
+)
+
+const testMasterKey = "sk-test-master-0123456789"
+
+// upstream is a fake OpenAI-compatible server: it answers chat completions
+// with status() (200 gives a real completion) and counts its calls.
+type upstream struct {
+	*httptest.Server
+	calls  atomic.Int64
+	status atomic.Int64
+}
+
+func newUpstream(t *testing.T, status int) *upstream {
+	t.Helper()
+	u := &upstream{}
+	u.status.Store(int64(status))
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u.calls.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		st := int(u.status.Load())
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(st)
+		if st != http.StatusOK {
+			fmt.Fprintf(w, `{"error":{"message":"upstream says %d","type":"server_error"}}`, st)
+			return
+		}
+		fmt.Fprint(w, `{"id":"c1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}`)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+// testConfig writes a config with one credential per upstream, all serving
+// model "gpt-test", and parses it.
+func testConfig(t *testing.T, storeDir, storage string, extra string, ups ...*upstream) *config.Config {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "server:\n  master_key: %s\n  port: 8080\n", testMasterKey)
+	fmt.Fprintf(&b, "events:\n  store_dir: %s\n  storage: %s\n", storeDir, storage)
+	b.WriteString("credentials:\n")
+	for i, u := range ups {
+		fmt.Fprintf(&b, "  - name: cred-%c\n    type: openai\n    api_key: sk-upstream-secret-%d\n    base_url: %s/v1\n", 'a'+i, i, u.URL)
+	}
+	b.WriteString("models:\n  - name: gpt-test\n")
+	b.WriteString(extra)
+	cfg, err := config.Parse([]byte(b.String()), nil)
+	if err != nil {
+		t.Fatalf("test config: %v\n%s", err, b.String())
+	}
+	return cfg
+}
+
+// running is a router serving HTTP on 127.0.0.1.
+type running struct {
+	*router
+	url    string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func testLogger(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Output: testWriter{t}, Level: hclog.Info})
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func start(t *testing.T, cfg *config.Config) *running {
+	t.Helper()
+	rt, err := startRouter(context.Background(), cfg, testLogger(t))
+	if err != nil {
+		t.Fatalf("start router: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		rt.close()
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{router: rt, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- rt.serve(ctx, ln) }()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop shuts the router down as a signal would, once.
+func (r *running) stop() {
+	if r.cancel == nil {
+		return
+	}
+	r.cancel()
+	r.cancel = nil
+	if err := <-r.done; err != nil {
+		panic(fmt.Sprintf("router shutdown: %v", err))
+	}
+}
+
+func (r *running) do(t *testing.T, method, path, key string, body any) (int, http.Header, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, r.url+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, out
+}
+
+func chat(t *testing.T, r *running) (int, http.Header, []byte) {
+	return r.do(t, "POST", "/v1/chat/completions", testMasterKey, map[string]any{
+		"model":    "gpt-test",
+		"messages": []map[string]string{{"role": "user", "content": "hi"}},
+	})
+}
+
+// eventually polls cond until it holds or the deadline passes. It is for
+// integration tests whose condition crosses goroutines and the log.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tempStore(t *testing.T) string { return filepath.Join(t.TempDir(), "data") }

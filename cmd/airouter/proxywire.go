@@ -1,0 +1,64 @@
+package main
+
+import (
+	"time"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/transport/proxy"
+)
+
+// proxyDeps turns the config into the proxy's plain values. Outcomes go to
+// the log through its non-blocking Publish, stamped with the time they were
+// recorded.
+func (rt *router) proxyDeps(settings func() domain.FallbackSettings) proxy.Deps {
+	cfg := rt.cfg
+	d := proxy.Deps{
+		Aliases:        cfg.ModelAlias,
+		MasterKey:      cfg.Server.MasterKey,
+		ClientKeys:     cfg.Server.APIKeys,
+		MaxBodyBytes:   cfg.Server.MaxBodyBytes(),
+		RequestTimeout: cfg.Server.RequestTimeout,
+		Snapshot:       func() proxy.Gate { return rt.live.Load() },
+		Settings:       settings,
+		Record:         rt.record,
+		Watched:        cfg.BanPolicy().Watched,
+		Logger:         rt.logger.Named("proxy"),
+	}
+	for _, c := range cfg.Credentials {
+		d.Credentials = append(d.Credentials, proxy.Credential{
+			Name:       c.Name,
+			Type:       string(c.Type),
+			BaseURL:    c.BaseURL,
+			APIKey:     c.APIKey,
+			RPM:        c.RPM,
+			TPM:        c.TPM,
+			Weight:     c.Weight,
+			IsFallback: c.IsFallback,
+		})
+	}
+	if cfg.FiltersModels() {
+		for _, r := range cfg.Routes() {
+			for _, t := range r.Targets {
+				d.Routes = append(d.Routes, proxy.Route{
+					Model:         r.Model,
+					Credential:    t.Credential,
+					UpstreamModel: t.UpstreamModel,
+					Weight:        t.Weight,
+					RPM:           t.RPM,
+					TPM:           t.TPM,
+				})
+			}
+		}
+	}
+	return d
+}
+
+// record publishes one attempt's outcome; it never blocks (a full queue is
+// a counted drop inside the log).
+func (rt *router) record(o domain.Outcome) {
+	rt.log.Publish(domain.Event{
+		Kind:    domain.KindOutcomeRecorded,
+		At:      time.Now().UTC(),
+		Outcome: &o,
+	})
+}

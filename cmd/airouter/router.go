@@ -1,0 +1,223 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/adminapi"
+	"github.com/airouter/airouter/config"
+	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/projections"
+	"github.com/airouter/airouter/transport/eventlog"
+	"github.com/airouter/airouter/transport/proxy"
+)
+
+// Wiring constants.
+const (
+	// checkpointEvery bounds the events replayed at start: at ~300k
+	// events/s, 50k events are under 0.2 s.
+	checkpointEvery = 50_000
+	// catchUpTimeout bounds the replay before the router reports ready.
+	catchUpTimeout = 2 * time.Minute
+	// expiryEvery is how often expired bans are looked for, to record
+	// their lifting in the log (routing never waits for it).
+	expiryEvery = time.Second
+	// decisionQueue bounds decisions waiting to be published.
+	decisionQueue = 4096
+)
+
+// router is one running airouter: its log, projections, policy engine and
+// HTTP surfaces.
+type router struct {
+	cfg    *config.Config
+	logger hclog.Logger
+	log    *eventlog.Log
+	live   *projections.Live
+	engine *engine
+	proxy  *proxy.Proxy
+	admin  *adminapi.API
+	stop   func() // stops the consumer
+	cancel context.CancelFunc
+	ckpt   *checkpointer
+	once   sync.Once
+	err    error
+}
+
+// startRouter opens the log, rebuilds the projections from the latest
+// checkpoint and the events after it, and builds the HTTP surfaces. It
+// returns once the projections have caught up with the log.
+func startRouter(ctx context.Context, cfg *config.Config, logger hclog.Logger) (*router, error) {
+	started := time.Now()
+	lg, err := eventlog.Open(ctx, logOptions(cfg, logger))
+	if err != nil {
+		return nil, fmt.Errorf("start the event log: %w", err)
+	}
+	rt := &router{cfg: cfg, logger: logger, log: lg}
+	if err := rt.restoreProjections(ctx); err != nil {
+		_ = lg.Close(context.Background())
+		return nil, err
+	}
+	if err := rt.buildSurfaces(); err != nil {
+		_ = lg.Close(context.Background())
+		return nil, err
+	}
+	if err := rt.follow(ctx); err != nil {
+		rt.close()
+		return nil, err
+	}
+	rt.proxy.Start(context.Background())
+	logger.Info("projections rebuilt", "applied_seq", rt.live.Load().Seq(),
+		"took", time.Since(started).Round(time.Millisecond).String())
+	return rt, nil
+}
+
+func logOptions(cfg *config.Config, logger hclog.Logger) eventlog.Options {
+	e := cfg.Events
+	maxBytes := e.MaxBytes
+	if maxBytes < 0 {
+		maxBytes = 0 // unlimited is expressed as "no MaxBytes" below
+	}
+	return eventlog.Options{
+		StoreDir: e.StoreDir,
+		Storage:  e.Storage,
+		NatsURL:  e.NATSURL,
+		Listen:   e.Listen,
+		MaxAge:   e.MaxAge,
+		MaxBytes: maxBytes,
+		Replicas: e.Replicas,
+		Logger:   logger.Named("eventlog"),
+	}
+}
+
+// restoreProjections builds the projections from the latest checkpoint;
+// follow then replays the log after it.
+func (rt *router) restoreProjections(ctx context.Context) error {
+	last, err := rt.log.LastSeq(ctx)
+	if err != nil {
+		return fmt.Errorf("read the log position: %w", err)
+	}
+	state := rt.restore(ctx, last)
+	rt.live = projections.NewLive(state)
+	rt.ckpt = newCheckpointer(rt.log, rt.logger.Named("checkpoint"))
+	rt.engine = &engine{
+		log:        rt.log,
+		live:       rt.live,
+		policy:     rt.cfg.BanPolicy(),
+		logger:     rt.logger.Named("policy"),
+		bootSeq:    last,
+		decisions:  make(chan domain.Event, decisionQueue),
+		checkpoint: rt.ckpt.offer,
+		every:      checkpointEvery,
+	}
+	rt.live.AfterApply = rt.engine.afterApply
+	return nil
+}
+
+// follow replays the log after the restored state and keeps following it;
+// it returns once the projections have caught up with the log as it was at
+// start.
+func (rt *router) follow(ctx context.Context) error {
+	last := rt.engine.bootSeq
+	runCtx, cancel := context.WithCancel(context.Background())
+	rt.cancel = cancel
+	rt.ckpt.run(runCtx)
+	stop, err := rt.log.Consume(runCtx, rt.live.Load().Seq()+1, rt.live.Apply)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("follow the log: %w", err)
+	}
+	rt.stop = stop
+	wctx, wcancel := context.WithTimeout(ctx, catchUpTimeout)
+	defer wcancel()
+	if err := rt.live.WaitFor(wctx, last); err != nil {
+		stop()
+		cancel()
+		return fmt.Errorf("replay the log up to sequence %d: %w", last, err)
+	}
+	rt.engine.run(runCtx, expiryEvery, time.Now)
+	return nil
+}
+
+// restore returns the state of the latest checkpoint, or a fresh state when
+// there is none, it cannot be read, or it is ahead of the log (a log
+// recreated under it).
+func (rt *router) restore(ctx context.Context, last uint64) *projections.State {
+	seq, data, ok, err := rt.log.LoadCheckpoint(ctx)
+	switch {
+	case err != nil:
+		rt.logger.Warn("reading the checkpoint failed; replaying the whole log", "error", err)
+	case !ok:
+	case seq > last:
+		rt.logger.Warn("checkpoint is ahead of the log; replaying the whole log", "checkpoint_seq", seq, "last_seq", last)
+	default:
+		st, err := projections.UnmarshalCheckpoint(data)
+		if err != nil {
+			rt.logger.Warn("checkpoint unreadable; replaying the whole log", "error", err)
+			break
+		}
+		rt.logger.Debug("checkpoint restored", "seq", st.Seq())
+		return st
+	}
+	return projections.NewState()
+}
+
+func (rt *router) httpServer() *http.Server {
+	s := rt.cfg.Server
+	return &http.Server{
+		Handler:           rt.handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		WriteTimeout:      s.WriteTimeout,
+		IdleTimeout:       s.IdleTimeout,
+		ErrorLog:          rt.logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+}
+
+func (rt *router) handler() http.Handler {
+	r := mux.NewRouter()
+	rt.admin.Register(r)
+	r.PathPrefix("/v1/").Handler(rt.proxy.Handler())
+	r.NotFoundHandler = http.HandlerFunc(proxy.NotFound)
+	r.MethodNotAllowedHandler = http.HandlerFunc(proxy.NotFound)
+	return r
+}
+
+// close stops following the log, saves a final checkpoint and closes the
+// log, flushing pending events. It is safe to call more than once.
+func (rt *router) close() error {
+	rt.once.Do(func() {
+		if rt.proxy != nil {
+			rt.proxy.Close()
+		}
+		if rt.stop != nil {
+			rt.stop()
+		}
+		if rt.cancel != nil {
+			rt.cancel()
+		}
+		if rt.engine != nil {
+			rt.engine.wait()
+		}
+		var errs []error
+		if rt.ckpt != nil {
+			rt.ckpt.wait()
+			// The consumer has stopped: the writer's state is ours now.
+			if err := rt.ckpt.saveNow(rt.live.State()); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := rt.log.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close the event log: %w", err))
+		}
+		rt.err = errors.Join(errs...)
+	})
+	return rt.err
+}

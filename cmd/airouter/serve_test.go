@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// The foundation's promise: the router starts on its embedded log, answers
+// /health and proxies a request, and its outcomes land in the log.
+func TestServeOnTheEmbeddedLog(t *testing.T) {
+	up := newUpstream(t, 200)
+	r := start(t, testConfig(t, tempStore(t), "file", "", up))
+
+	status, _, body := r.do(t, "GET", "/health", "", nil)
+	if status != 200 {
+		t.Fatalf("/health = %d %s", status, body)
+	}
+	var h struct {
+		Status      string                     `json:"status"`
+		Total       int                        `json:"total_credentials"`
+		Credentials map[string]json.RawMessage `json:"credentials"`
+	}
+	if err := json.Unmarshal(body, &h); err != nil {
+		t.Fatalf("/health body: %v: %s", err, body)
+	}
+	if h.Status != "healthy" || h.Total != 1 || h.Credentials["cred-a"] == nil {
+		t.Fatalf("/health = %s", body)
+	}
+	if strings.Contains(string(body), "sk-upstream-secret") {
+		t.Fatalf("/health leaks an upstream key: %s", body)
+	}
+
+	status, _, body = chat(t, r)
+	if status != 200 || !strings.Contains(string(body), "hello") {
+		t.Fatalf("chat = %d %s", status, body)
+	}
+	eventually(t, "the outcome to be applied", func() bool { return r.live.Load().Seq() >= 1 })
+}
+
+// A restart with file storage keeps what the log holds; with memory storage
+// it forgets, like the router we replace.
+func TestRestartKeepsBansWithFileStorageOnly(t *testing.T) {
+	for _, tc := range []struct {
+		storage string
+		kept    bool
+	}{{"file", true}, {"memory", false}} {
+		t.Run(tc.storage, func(t *testing.T) {
+			up := newUpstream(t, 200)
+			store := tempStore(t)
+			cfg := testConfig(t, store, tc.storage, "", up)
+			r := start(t, cfg)
+			ctx := context.Background()
+			until := time.Now().Add(time.Hour).UTC()
+			seq, err := r.log.PublishControl(ctx, domain.Event{
+				Kind: domain.KindBanImposed, ID: "test-ban-1", At: time.Now().UTC(),
+				Ban: &domain.Ban{Credential: "cred-a", Model: domain.AllModels, Origin: domain.OriginAdmin,
+					Reason: "admin: drain", Since: time.Now().UTC(), Until: &until},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.live.WaitFor(ctx, seq); err != nil {
+				t.Fatal(err)
+			}
+			if _, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now()); !banned {
+				t.Fatal("the ban is not applied")
+			}
+			r.stop()
+
+			r2 := start(t, cfg)
+			_, banned := r2.live.Load().Blocked("cred-a", "gpt-test", time.Now())
+			if banned != tc.kept {
+				t.Fatalf("after restart banned = %v, want %v", banned, tc.kept)
+			}
+		})
+	}
+}
+
+// A second airouter on the same store directory refuses with a clear error
+// instead of silently sharing (and losing) events.
+func TestSecondRouterOnTheSameStoreRefuses(t *testing.T) {
+	up := newUpstream(t, 200)
+	cfg := testConfig(t, tempStore(t), "file", "", up)
+	start(t, cfg)
+	began := time.Now()
+	_, err := startRouter(context.Background(), cfg, testLogger(t))
+	if err == nil {
+		t.Fatal("a second router started on the same store_dir")
+	}
+	if !strings.Contains(err.Error(), "in use by another airouter") {
+		t.Fatalf("error = %v", err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Fatalf("refusing took %s", d)
+	}
+}
+
+// A log that cannot start fails serve with the cause; it does not hang.
+func TestFailedLogStartFailsWithTheCause(t *testing.T) {
+	up := newUpstream(t, 200)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "not-a-dir")
+	writeFile(t, file, "x")
+	cfg := testConfig(t, file, "file", "", up)
+	_, err := startRouter(context.Background(), cfg, testLogger(t))
+	if err == nil {
+		t.Fatal("the router started on a store_dir that is a file")
+	}
+	if !strings.Contains(err.Error(), "event log") {
+		t.Fatalf("error does not say what failed: %v", err)
+	}
+}
+
+// serve with a config that does not load fails with every problem named.
+func TestServeRejectsABadConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	writeFile(t, path, "server:\n  prot: 1\ncredentials: []\n")
+	err := dispatch(context.Background(), []string{"serve", "-config", path}, nil, testWriter{t})
+	if err == nil || !strings.Contains(err.Error(), "server.prot") || !strings.Contains(err.Error(), "master_key") {
+		t.Fatalf("error = %v", err)
+	}
+}

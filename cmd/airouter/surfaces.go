@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/airouter/airouter/adminapi"
+	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/transport/proxy"
+)
+
+// buildSurfaces builds the admin API and the proxy over the projections
+// and the log, before the log is followed.
+func (rt *router) buildSurfaces() error {
+	cfg := rt.cfg
+	policy := cfg.BanPolicy()
+	ad := adminapi.Deps{
+		MasterKey:       cfg.Server.MasterKey,
+		Snapshot:        rt.live.Load,
+		WaitFor:         rt.live.WaitFor,
+		Publish:         rt.log.PublishControl,
+		Watched:         policy.Watched,
+		LogStatus:       rt.logStatus,
+		DefaultSettings: cfg.Fallback.Settings(),
+		Logger:          rt.logger.Named("admin"),
+		WriteTimeout:    cfg.Server.RequestTimeout,
+	}
+	for _, c := range cfg.Credentials {
+		ad.Credentials = append(ad.Credentials, adminapi.Credential{
+			Name: c.Name, Type: string(c.Type), IsFallback: c.IsFallback,
+			Weight: c.Weight, RPM: c.RPM, TPM: c.TPM,
+		})
+	}
+	var p *proxy.Proxy
+	ad.Usage = func(credential, model string) (int, int) { return p.Usage(credential, model) }
+	ad.Pairs = func() []adminapi.Pair { return rt.pairs(p) }
+	admin, err := adminapi.New(ad)
+	if err != nil {
+		return err
+	}
+	rt.admin = admin
+	p, err = proxy.New(rt.proxyDeps(admin.Settings))
+	if err != nil {
+		return err
+	}
+	rt.proxy = p
+	rt.engine.observe = admin.Observe
+	return nil
+}
+
+// pairs lists the pairs /health shows: every configured target, and the
+// models proxy credentials learned.
+func (rt *router) pairs(p *proxy.Proxy) []adminapi.Pair {
+	var out []adminapi.Pair
+	seen := map[domain.Key]bool{}
+	for _, r := range rt.cfg.Routes() {
+		for _, t := range r.Targets {
+			k := domain.Key{Credential: t.Credential, Model: r.Model}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, adminapi.Pair{Credential: t.Credential, Model: r.Model,
+				Weight: t.Weight, RPM: t.RPM, TPM: t.TPM})
+		}
+	}
+	_ = p
+	return out
+}
+
+// defaultStatusTimeout bounds the log position query of /health, so a
+// log that is down makes /health say so instead of hanging.
+const defaultStatusTimeout = time.Second
+
+func (rt *router) logStatus() adminapi.LogStatus {
+	st := rt.log.Stats()
+	ls := adminapi.LogStatus{
+		Connected: st.Connected,
+		Published: st.Published,
+		Dropped:   st.Dropped,
+		Failed:    st.Failed,
+		LastError: st.LastError,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), defaultStatusTimeout)
+	defer cancel()
+	if last, err := rt.log.LastSeq(ctx); err == nil {
+		ls.LastSeq = last
+	}
+	return ls
+}

@@ -1,0 +1,227 @@
+package projections
+
+import (
+	"strconv"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// Apply folds one event into s and returns it. It mutates s in place: the
+// caller owns s and never shares a State that is being applied (readers use
+// a Snapshot). A nil s starts from NewState.
+//
+// Every event advances the sequence (when it has one). An event whose
+// sequence is at or below the one already applied was folded before (a
+// replay overlapping a checkpoint) and is ignored. An unknown kind, a newer
+// schema version or an unusable payload is counted in Skipped and changes
+// nothing else. Apply never panics on bad input.
+func Apply(s *State, ev domain.Event) *State {
+	if s == nil {
+		s = NewState()
+	}
+	if ev.Seq > 0 {
+		if ev.Seq <= s.seq {
+			return s
+		}
+		s.seq = ev.Seq
+	}
+	if !ev.At.IsZero() {
+		s.lastAt = ev.At.UTC()
+	}
+	if err := ev.Valid(); err != nil {
+		s.skip(ev)
+		return s
+	}
+	ok := true
+	switch ev.Kind {
+	case domain.KindOutcomeRecorded:
+		ok = s.applyOutcome(*ev.Outcome, ev)
+	case domain.KindBanImposed:
+		ok = s.applyBan(*ev.Ban, banID(ev))
+	case domain.KindBanLifted:
+		ok = s.applyUnban(*ev.Unban)
+	case domain.KindCooldownStarted:
+		ok = s.applyCooldown(*ev.Cooldown)
+	case domain.KindModelBenched:
+		ok = s.applyBench(*ev.Bench)
+	case domain.KindFallbackSettingsChanged:
+		settings := *ev.Settings
+		s.settings = &settings
+	default:
+		ok = false // Valid knows every kind; this keeps the switch honest.
+	}
+	if !ok {
+		s.skipped.Invalid++
+	}
+	return s
+}
+
+// skip counts an event that Valid rejected.
+func (s *State) skip(ev domain.Event) {
+	switch {
+	case !ev.Kind.Known():
+		s.skipped.UnknownKind++
+	case ev.V > domain.SchemaVersion:
+		s.skipped.NewerVersion++
+	default:
+		s.skipped.Invalid++
+	}
+}
+
+// banID is the id a ban is stored under: the event's id, or one derived from
+// its log position when the producer gave none.
+func banID(ev domain.Event) string {
+	if ev.ID != "" || ev.Seq == 0 {
+		return ev.ID
+	}
+	return "seq/" + strconv.FormatUint(ev.Seq, 10)
+}
+
+// applyOutcome folds one upstream attempt. Counters are config-free: every
+// non-2xx status code is counted; the policy (and any view that wants to)
+// filters by the watched codes.
+func (s *State) applyOutcome(o domain.Outcome, ev domain.Event) bool {
+	if o.Credential == "" || o.Model == "" || o.Model == domain.AllModels {
+		return false
+	}
+	at := ev.At.UTC()
+	c := s.cred(o.Credential)
+	p := s.pair(c, o.Model)
+	// A ban that has ended is lifted here, as an expiry would: it goes, and
+	// so do the counters it covered.
+	if c.wild != nil && !c.wild.ban.ActiveAt(at) {
+		s.liftWildcard(c)
+	}
+	if p.ban != nil && !p.ban.ban.ActiveAt(at) {
+		s.liftPair(p)
+	}
+	if c.wild != nil || p.ban != nil {
+		return true // outcomes on a banned pair change nothing
+	}
+	switch {
+	case o.Success():
+		s.resetCounts(p)
+		s.clearWindow(o.Model)
+	case o.Class == domain.ClassCanceled:
+	default:
+		if code := o.Code(); code != 0 && (code < 200 || code > 299) {
+			s.count(p, code)
+		}
+		if o.Class.CountsForBench() {
+			s.appendFailure(s.model(o.Model), domain.ModelFailure{
+				Credential: o.Credential, At: at, Seq: ev.Seq,
+			})
+		}
+	}
+	return true
+}
+
+// applyBan sets the ban on its key, replacing any other ban there. The same
+// ban (same non-empty id) arriving twice is ignored. Counters stay.
+func (s *State) applyBan(b domain.Ban, id string) bool {
+	if b.Credential == "" {
+		return false
+	}
+	if b.Model == "" {
+		b.Model = domain.AllModels // as /api/ban without a model
+	}
+	c := s.cred(b.Credential)
+	if b.Model == domain.AllModels {
+		if id != "" && c.wild != nil && c.wild.id == id {
+			return true
+		}
+		c.wild = newBanRec(id, b)
+		s.touchCred(c)
+		return true
+	}
+	p := s.pair(c, b.Model)
+	if id != "" && p.ban != nil && p.ban.id == id {
+		return true
+	}
+	p.ban = newBanRec(id, b)
+	s.touchPair(p)
+	return true
+}
+
+// applyUnban lifts bans. An admin lift without a model lifts every ban of
+// the credential; with a model only that key ("*" the wildcard). An expiry
+// lifts only the ban it names. Lifting resets the lifted pairs' counters;
+// lifting the wildcard resets every pair of the credential.
+func (s *State) applyUnban(u domain.Unban) bool {
+	if u.Credential == "" {
+		return false
+	}
+	switch u.By {
+	case domain.LiftedByAdmin:
+	case domain.LiftedByExpiry:
+		if u.BanID == "" {
+			return false
+		}
+	default:
+		return false
+	}
+	c := s.creds[u.Credential]
+	if c == nil {
+		return true // nothing to lift
+	}
+	match := func(b *banRec) bool {
+		return b != nil && (u.By == domain.LiftedByAdmin || b.id == u.BanID)
+	}
+	if (u.Model == "" || u.Model == domain.AllModels) && match(c.wild) {
+		s.liftWildcard(c)
+	}
+	switch u.Model {
+	case "":
+		for _, p := range c.pairs {
+			if match(p.ban) {
+				s.liftPair(p)
+			}
+		}
+	case domain.AllModels:
+	default:
+		if p := c.pairs[u.Model]; p != nil && match(p.ban) {
+			s.liftPair(p)
+		}
+	}
+	return true
+}
+
+func (s *State) liftWildcard(c *credRec) {
+	c.wild = nil
+	s.touchCred(c)
+	s.resetAllCounts(c)
+}
+
+func (s *State) liftPair(p *pairRec) {
+	p.ban = nil
+	s.touchPair(p)
+	s.resetCounts(p)
+}
+
+// applyCooldown holds a pair back; a cooldown never shortens a longer one.
+func (s *State) applyCooldown(cd domain.Cooldown) bool {
+	if cd.Credential == "" || cd.Model == "" || cd.Model == domain.AllModels {
+		return false
+	}
+	p := s.pair(s.cred(cd.Credential), cd.Model)
+	if p.cooldown == nil || cd.Until.After(p.cooldown.cd.Until) {
+		p.cooldown = newCooldownRec(cd)
+		s.touchPair(p)
+	}
+	return true
+}
+
+// applyBench benches a model (never shortening a longer bench) and starts
+// its failure window afresh.
+func (s *State) applyBench(b domain.Bench) bool {
+	if b.Model == "" || b.Model == domain.AllModels {
+		return false
+	}
+	m := s.model(b.Model)
+	if m.bench == nil || b.Until.After(m.bench.bench.Until) {
+		m.bench = newBenchRec(b)
+		s.touchModel(m)
+	}
+	s.clearWindow(b.Model)
+	return true
+}

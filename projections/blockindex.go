@@ -1,0 +1,127 @@
+package projections
+
+import (
+	"maps"
+	"math"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// blockIndex is what Blocked reads: per credential, its wildcard ban and,
+// for every pair the log named, the ends of the pair's ban and cooldown and
+// of its model's bench, inline, so that a question costs two map lookups
+// and no pointer chasing. Ends are Unix nanoseconds; 0 is none, and a
+// permanent ban ends at math.MaxInt64 with perm set.
+//
+// The index changes only when a ban, cooldown, bench or pair appears or
+// changes, not with counters, so most snapshots share their predecessor's.
+type blockIndex struct {
+	creds map[string]*credBlocks
+	// bench holds every model's bench end, for pairs the log never named.
+	bench map[string]int64
+}
+
+type credBlocks struct {
+	wild     int64
+	wildPerm bool
+	pairs    map[string]pairBlocks
+}
+
+type pairBlocks struct {
+	ban      int64
+	banPerm  bool
+	cooldown int64
+	bench    int64
+}
+
+// banEnd is the index form of a ban's end.
+func banEnd(b *banRec) (int64, bool) {
+	switch {
+	case b == nil:
+		return 0, false
+	case b.perm:
+		return math.MaxInt64, true
+	}
+	return b.until, false
+}
+
+// Blocked answers whether routing must skip the pair at now, and until
+// when. A ban (on the pair or on the whole credential; the longer applies,
+// a permanent one longest), a cooldown and a bench may apply together; the
+// block returned is the one that ends last, so its Until is when the pair is
+// usable again (on a tie: banned, then cooling down, then benched). It does
+// not allocate.
+func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Block, bool) {
+	var pb pairBlocks
+	if cb := s.index.creds[credential]; cb != nil {
+		var known bool
+		if pb, known = cb.pairs[model]; !known && len(s.index.bench) > 0 {
+			pb.bench = s.index.bench[model]
+		}
+		if cb.wildPerm || cb.wild > pb.ban {
+			pb.ban, pb.banPerm = cb.wild, cb.wildPerm
+		}
+	} else if len(s.index.bench) > 0 {
+		pb.bench = s.index.bench[model]
+	}
+	if pb.banPerm {
+		return domain.Block{Reason: domain.BlockBanned, Permanent: true}, true
+	}
+	t := nanos(now)
+	var reason domain.BlockReason
+	var until int64
+	if pb.cooldown > t {
+		reason, until = domain.BlockCoolingDown, pb.cooldown
+	}
+	if pb.ban > t && pb.ban >= until {
+		reason, until = domain.BlockBanned, pb.ban
+	}
+	if pb.bench > t && pb.bench > until {
+		reason, until = domain.BlockBenched, pb.bench
+	}
+	if reason == "" {
+		return domain.Block{}, false
+	}
+	return domain.Block{Reason: reason, Until: fromNanos(until)}, true
+}
+
+// indexAll builds the whole index from the snapshot's records.
+func (s *Snapshot) indexAll() {
+	s.index = blockIndex{creds: make(map[string]*credBlocks, len(s.creds)), bench: map[string]int64{}}
+	for name, m := range s.models {
+		if m.bench != nil {
+			s.index.bench[name] = m.bench.until
+		}
+	}
+	for name, c := range s.creds {
+		s.index.creds[name] = s.credBlocks(c)
+	}
+}
+
+// reindex rebuilds the index entries of the named credentials, sharing the
+// rest with the previous index.
+func (s *Snapshot) reindex(names map[string]bool) {
+	if len(names) == 0 {
+		return
+	}
+	creds := maps.Clone(s.index.creds)
+	for name := range names {
+		creds[name] = s.credBlocks(s.creds[name])
+	}
+	s.index.creds = creds
+}
+
+func (s *Snapshot) credBlocks(c *credRec) *credBlocks {
+	cb := &credBlocks{pairs: make(map[string]pairBlocks, len(c.pairs))}
+	cb.wild, cb.wildPerm = banEnd(c.wild)
+	for model, p := range c.pairs {
+		pb := pairBlocks{bench: s.index.bench[model]}
+		pb.ban, pb.banPerm = banEnd(p.ban)
+		if p.cooldown != nil {
+			pb.cooldown = p.cooldown.until
+		}
+		cb.pairs[model] = pb
+	}
+	return cb
+}

@@ -1,0 +1,172 @@
+package projections
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// CheckpointVersion is the version of the checkpoint format. A checkpoint
+// of another version is refused; the caller then replays the whole log.
+const CheckpointVersion = 1
+
+// ErrCheckpointVersion is returned (wrapped) for a checkpoint written in
+// another format version.
+var ErrCheckpointVersion = errors.New("checkpoint format version mismatch")
+
+// checkpointDoc is the checkpoint as JSON. Lists are sorted and maps render
+// with sorted keys, so a state always gives the same bytes.
+type checkpointDoc struct {
+	Version     int                      `json:"version"`
+	Seq         uint64                   `json:"seq"`
+	LastEventAt time.Time                `json:"last_event_at"`
+	Skipped     Skipped                  `json:"skipped"`
+	Settings    *domain.FallbackSettings `json:"settings,omitempty"`
+	Credentials []checkpointCred         `json:"credentials"`
+	Models      []checkpointModel        `json:"models"`
+}
+
+type checkpointCred struct {
+	Name     string           `json:"name"`
+	Wildcard *checkpointBan   `json:"wildcard,omitempty"`
+	Pairs    []checkpointPair `json:"pairs"`
+}
+
+type checkpointPair struct {
+	Model    string           `json:"model"`
+	Counts   map[int]int      `json:"counts,omitempty"`
+	Ban      *checkpointBan   `json:"ban,omitempty"`
+	Cooldown *domain.Cooldown `json:"cooldown,omitempty"`
+}
+
+type checkpointBan struct {
+	ID  string     `json:"id"`
+	Ban domain.Ban `json:"ban"`
+}
+
+type checkpointModel struct {
+	Name   string                `json:"name"`
+	Bench  *domain.Bench         `json:"bench,omitempty"`
+	Window []domain.ModelFailure `json:"window,omitempty"`
+}
+
+// MarshalCheckpoint renders the state as versioned, deterministic bytes.
+// Call it on the writer goroutine (or on a state nobody applies to).
+func (s *State) MarshalCheckpoint() ([]byte, error) {
+	doc := checkpointDoc{
+		Version: CheckpointVersion, Seq: s.seq, LastEventAt: s.lastAt,
+		Skipped: s.skipped, Settings: s.settings,
+		Credentials: make([]checkpointCred, 0, len(s.creds)),
+		Models:      make([]checkpointModel, 0, len(s.models)),
+	}
+	for _, name := range sortedKeys(s.creds) {
+		c := s.creds[name]
+		cc := checkpointCred{Name: name, Wildcard: checkpointBanOf(c.wild), Pairs: make([]checkpointPair, 0, len(c.pairs))}
+		for _, model := range sortedKeys(c.pairs) {
+			p := c.pairs[model]
+			cp := checkpointPair{Model: model, Ban: checkpointBanOf(p.ban)}
+			if len(p.counts) > 0 {
+				cp.Counts = p.counts
+			}
+			if p.cooldown != nil {
+				cd := p.cooldown.cd
+				cp.Cooldown = &cd
+			}
+			cc.Pairs = append(cc.Pairs, cp)
+		}
+		doc.Credentials = append(doc.Credentials, cc)
+	}
+	for _, name := range sortedKeys(s.models) {
+		m := s.models[name]
+		cm := checkpointModel{Name: name, Window: m.window}
+		if m.bench != nil {
+			b := m.bench.bench
+			cm.Bench = &b
+		}
+		doc.Models = append(doc.Models, cm)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("marshal projection checkpoint at seq %d: %w", s.seq, err)
+	}
+	return b, nil
+}
+
+func checkpointBanOf(b *banRec) *checkpointBan {
+	if b == nil {
+		return nil
+	}
+	return &checkpointBan{ID: b.id, Ban: b.ban}
+}
+
+// UnmarshalCheckpoint rebuilds a state from MarshalCheckpoint's bytes. A
+// checkpoint of another version returns an error wrapping
+// ErrCheckpointVersion; a damaged one returns an error too. Either way the
+// caller replays the log from the start.
+func UnmarshalCheckpoint(data []byte) (*State, error) {
+	var head struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("read projection checkpoint: %w", err)
+	}
+	if head.Version != CheckpointVersion {
+		return nil, fmt.Errorf("read projection checkpoint: version %d, want %d: %w",
+			head.Version, CheckpointVersion, ErrCheckpointVersion)
+	}
+	var doc checkpointDoc
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("read projection checkpoint: %w", err)
+	}
+	s := NewState()
+	s.seq, s.lastAt, s.skipped, s.settings = doc.Seq, doc.LastEventAt.UTC(), doc.Skipped, doc.Settings
+	for _, cc := range doc.Credentials {
+		if err := s.restoreCred(cc); err != nil {
+			return nil, fmt.Errorf("read projection checkpoint: %w", err)
+		}
+	}
+	for _, cm := range doc.Models {
+		if cm.Name == "" || s.models[cm.Name] != nil {
+			return nil, fmt.Errorf("read projection checkpoint: model %q is empty or repeated", cm.Name)
+		}
+		m := s.model(cm.Name)
+		for _, f := range cm.Window {
+			f.At = f.At.UTC()
+			s.appendFailure(m, f)
+		}
+		if cm.Bench != nil {
+			m.bench = newBenchRec(*cm.Bench)
+		}
+	}
+	s.clearDirty()
+	return s, nil
+}
+
+func (s *State) restoreCred(cc checkpointCred) error {
+	if cc.Name == "" || s.creds[cc.Name] != nil {
+		return fmt.Errorf("credential %q is empty or repeated", cc.Name)
+	}
+	c := s.cred(cc.Name)
+	if cc.Wildcard != nil {
+		c.wild = newBanRec(cc.Wildcard.ID, cc.Wildcard.Ban)
+	}
+	for _, cp := range cc.Pairs {
+		if cp.Model == "" || c.pairs[cp.Model] != nil {
+			return fmt.Errorf("pair %q/%q is empty or repeated", cc.Name, cp.Model)
+		}
+		p := s.pair(c, cp.Model)
+		if len(cp.Counts) > 0 {
+			p.counts = cp.Counts
+		}
+		if cp.Ban != nil {
+			p.ban = newBanRec(cp.Ban.ID, cp.Ban.Ban)
+		}
+		if cp.Cooldown != nil {
+			p.cooldown = newCooldownRec(*cp.Cooldown)
+		}
+	}
+	return nil
+}

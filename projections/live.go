@@ -1,0 +1,97 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// swapEvery is how many events the writer folds, while more are pending,
+// before it publishes a snapshot anyway, so readers never lag a long replay
+// by more than this. Publishing costs a copy of the top-level maps; see
+// BenchmarkLiveReplay.
+const swapEvery = 1000
+
+// Live holds the current Snapshot for lock-free readers and the working
+// State of the one writer. Apply, Flush and State belong to the writer
+// goroutine (the log consumer); Load and WaitFor may be called from any
+// goroutine.
+type Live struct {
+	// AfterApply, when set before the first Apply, runs on the writer
+	// goroutine right after each event is folded, with the working state
+	// (the wiring runs the policy on live outcomes there). It must not
+	// keep s or call Live's writer methods.
+	AfterApply func(s *State, ev domain.Event)
+
+	state       *State
+	snap        atomic.Pointer[Snapshot]
+	swapped     atomic.Pointer[chan struct{}] // closed, and replaced, on every swap
+	unpublished int
+	every       int
+}
+
+// NewLive starts from s (a fresh state when nil, or one read from a
+// checkpoint) and publishes its first snapshot. Live owns s from now on.
+func NewLive(s *State) *Live {
+	if s == nil {
+		s = NewState()
+	}
+	l := &Live{state: s, every: swapEvery}
+	l.snap.Store(s.publish(nil))
+	ch := make(chan struct{})
+	l.swapped.Store(&ch)
+	return l
+}
+
+// Load returns the current snapshot; never nil.
+func (l *Live) Load() *Snapshot { return l.snap.Load() }
+
+// Apply folds ev into the working state, runs AfterApply, and publishes a
+// new snapshot when no more events are pending (pending is how many the
+// consumer knows are still waiting behind ev) or every swapEvery events.
+// Writer goroutine only.
+func (l *Live) Apply(ev domain.Event, pending uint64) {
+	l.state = Apply(l.state, ev)
+	if l.AfterApply != nil {
+		l.AfterApply(l.state, ev)
+	}
+	l.unpublished++
+	if pending == 0 || l.unpublished >= l.every {
+		l.Flush()
+	}
+}
+
+// Flush publishes a snapshot of everything applied so far, if anything was
+// applied since the last one. Writer goroutine only.
+func (l *Live) Flush() {
+	if l.unpublished == 0 {
+		return
+	}
+	l.unpublished = 0
+	l.snap.Store(l.state.publish(l.snap.Load()))
+	next := make(chan struct{})
+	close(*l.swapped.Swap(&next))
+}
+
+// State is the writer's working state, for checkpointing. Writer goroutine
+// only; it changes with every Apply, so no other goroutine may read it.
+func (l *Live) State() *State { return l.state }
+
+// WaitFor returns once a snapshot at or past log position seq is
+// published (read-your-writes after publishing an event), or with the
+// context's error.
+func (l *Live) WaitFor(ctx context.Context, seq uint64) error {
+	for {
+		swapped := *l.swapped.Load() // before the check, so no swap is missed
+		if l.snap.Load().seq >= seq {
+			return nil
+		}
+		select {
+		case <-swapped:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for log position %d (applied %d): %w", seq, l.snap.Load().seq, ctx.Err())
+		}
+	}
+}

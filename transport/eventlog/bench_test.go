@@ -1,0 +1,332 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Benchmarks run only with -bench. Suggested:
+//
+//	go test -run '^$' -bench . -benchtime 1x ./transport/eventlog/
+//
+// BenchmarkPublishPipeline uses b.N. The others do one fixed measurement
+// per call whatever b.N is (2 s of offered load, 1M events) and report
+// their own rates with ReportMetric; repeat them with -count.
+
+func benchLog(b *testing.B, dir string) *Log {
+	b.Helper()
+	l, err := Open(context.Background(), Options{StoreDir: dir, Logger: testLogger(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return l
+}
+
+func closeBench(b *testing.B, l *Log) {
+	if err := l.Close(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkPublishPipeline measures the pipeline's capacity: one goroutine
+// publishes b.N outcomes through Publish and, when the queue is full, sleeps
+// 100 µs and offers the event again (the request path would drop it instead).
+// stored/s is what the stream acknowledged per second; queue-full counts the
+// refused offers (Stats.Dropped).
+func BenchmarkPublishPipeline(b *testing.B) {
+	l := benchLog(b, b.TempDir())
+	defer closeBench(b, l)
+	evs := make([]domain.Event, 1024)
+	for i := range evs {
+		evs[i] = outcomeEvent(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		for !l.Publish(evs[i%len(evs)]) {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	if err := l.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	total := time.Since(start)
+	b.StopTimer()
+	s := l.Stats()
+	if s.Published != uint64(b.N) {
+		b.Errorf("stored %d of %d events: %+v", s.Published, b.N, s)
+	}
+	b.ReportMetric(float64(s.Published)/total.Seconds(), "stored/s")
+	b.ReportMetric(float64(s.Dropped), "queue-full")
+	b.ReportMetric(float64(s.Failed), "failed")
+}
+
+// BenchmarkRawPublishAsync is the ceiling on this machine for comparison:
+// pre-encoded events straight into PublishAsync from one goroutine, no
+// queue.
+func BenchmarkRawPublishAsync(b *testing.B) {
+	l := benchLog(b, b.TempDir())
+	defer closeBench(b, l)
+	items := make([]pubItem, 1024)
+	for i := range items {
+		it, err := encodeItem(outcomeEvent(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		items[i] = it
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i := range b.N {
+		it := items[i%len(items)]
+		for {
+			_, err := l.js.PublishAsync(it.subject, it.data)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+				b.Fatal(err)
+			}
+		}
+	}
+	<-l.js.PublishAsyncComplete()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "stored/s")
+}
+
+// BenchmarkPublishRate offers outcomes at a fixed rate from 4 goroutines
+// for 2 s and reports drops and the Publish call's latency (sampled).
+func BenchmarkPublishRate(b *testing.B) {
+	for _, rate := range []int{50_000, 100_000, 130_000} {
+		b.Run(fmt.Sprintf("%dk", rate/1000), func(b *testing.B) {
+			publishAtRate(b, rate, 2*time.Second)
+		})
+	}
+}
+
+func publishAtRate(b *testing.B, rate int, d time.Duration) {
+	l := benchLog(b, b.TempDir())
+	defer closeBench(b, l)
+	const producers = 4
+	evs := make([]domain.Event, 1024)
+	for i := range evs {
+		evs[i] = outcomeEvent(i)
+	}
+	var wg sync.WaitGroup
+	lat := make([][]time.Duration, producers)
+	start := time.Now()
+	for p := range producers {
+		wg.Go(func() {
+			per := float64(rate) / producers
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			sent := 0
+			for now := range tick.C {
+				el := now.Sub(start)
+				if el >= d {
+					return
+				}
+				target := int(per * el.Seconds())
+				for ; sent < target; sent++ {
+					ev := evs[(sent*producers+p)%len(evs)]
+					if sent%64 == 0 {
+						t := time.Now()
+						l.Publish(ev)
+						lat[p] = append(lat[p], time.Since(t))
+						continue
+					}
+					l.Publish(ev)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := l.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	total := time.Since(start)
+	s := l.Stats()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	b.ReportMetric(float64(s.Published+s.Dropped+s.Failed)/d.Seconds(), "offered/s")
+	b.ReportMetric(float64(s.Published)/total.Seconds(), "stored/s")
+	b.ReportMetric(float64(s.Dropped), "drops")
+	b.ReportMetric(float64(s.Failed), "failed")
+	if len(all) > 0 {
+		b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds()), "publish-p99-ns")
+		b.ReportMetric(float64(all[len(all)-1].Nanoseconds()), "publish-max-ns")
+	}
+}
+
+const benchEvents = 1_000_000
+
+// BenchmarkConsume1M replays 1M realistic outcome events: through Consume
+// with domain.Decode, and, for comparison, through a bare ordered consumer
+// with and without encoding/json.
+func BenchmarkConsume1M(b *testing.B) {
+	l := benchLog(b, b.TempDir())
+	defer closeBench(b, l)
+	fillLog(l, benchEvents)
+	if s := l.Stats(); s.Published != benchEvents {
+		b.Fatalf("filled %d events: %+v", s.Published, s)
+	}
+	b.Run("eventlog", func(b *testing.B) {
+		n := 0
+		start := time.Now()
+		err := l.Read(context.Background(), 0, 0, func(ev domain.Event, _ uint64) error {
+			if ev.Kind != "" {
+				n++
+			}
+			return nil
+		})
+		if err != nil || n != benchEvents {
+			b.Fatalf("read %d events: %v", n, err)
+		}
+		b.ReportMetric(float64(n)/time.Since(start).Seconds(), "events/s")
+	})
+	for _, decode := range []bool{true, false} {
+		b.Run(fmt.Sprintf("raw_ordered_decode=%v", decode), func(b *testing.B) {
+			b.ReportMetric(rawReplay(b, l, decode), "events/s")
+		})
+	}
+}
+
+func rawReplay(b *testing.B, l *Log, decode bool) float64 {
+	oc, err := l.js.OrderedConsumer(context.Background(), EventsStream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	n := 0
+	start := time.Now()
+	cc, err := oc.Consume(func(m jetstream.Msg) {
+		if decode {
+			var ev domain.Event
+			if err := json.Unmarshal(m.Data(), &ev); err != nil {
+				b.Error(err)
+			}
+		}
+		n++
+		if n == benchEvents {
+			close(done)
+		}
+	}, jetstream.PullMaxMessages(pullMaxMessages))
+	if err != nil {
+		b.Fatal(err)
+	}
+	<-done
+	el := time.Since(start)
+	cc.Stop()
+	return float64(n) / el.Seconds()
+}
+
+// BenchmarkOpen1M times Open on a store of 1M events written by another
+// process that was then killed (crash) and after a clean Close, both while
+// the events are inside the duplicate window (which the server re-reads)
+// and after it.
+func BenchmarkOpen1M(b *testing.B) {
+	crashed := b.TempDir()
+	cmd := startHolder(b, crashed, benchEvents)
+	if err := cmd.Process.Kill(); err != nil {
+		b.Fatal(err)
+	}
+	_ = cmd.Wait()
+	filled := time.Now()
+
+	work := filepath.Join(b.TempDir(), "store")
+	openOnce := func(b *testing.B, crash bool) {
+		b.StopTimer()
+		if crash {
+			if err := os.RemoveAll(work); err != nil {
+				b.Fatal(err)
+			}
+			if err := copyDir(crashed, work); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		start := time.Now()
+		l := benchLog(b, work)
+		el := time.Since(start)
+		b.StopTimer()
+		if last, err := l.LastSeq(context.Background()); err != nil || last != benchEvents {
+			b.Fatalf("LastSeq = %d, %v", last, err)
+		}
+		closeBench(b, l)
+		b.ReportMetric(float64(el.Microseconds())/1000, "open-ms")
+		b.ReportMetric(time.Since(filled).Seconds(), "s-since-fill")
+	}
+	b.Run("crash_in_window", func(b *testing.B) { openOnce(b, true) })
+	b.Run("clean_in_window", func(b *testing.B) { openOnce(b, false) })
+	time.Sleep(time.Until(filled.Add(DuplicateWindow + time.Second)))
+	b.Run("crash_after_window", func(b *testing.B) { openOnce(b, true) })
+	b.Run("clean_after_window", func(b *testing.B) { openOnce(b, false) })
+}
+
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o750)
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			_ = out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}
+
+// BenchmarkCodec is the per-event cost of domain.Encode (paid by Publish's
+// caller) and domain.Decode (paid by every consumer) for a realistic
+// outcome.
+func BenchmarkCodec(b *testing.B) {
+	ev := outcomeEvent(5)
+	data, err := domain.Encode(ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := domain.Encode(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(data)))
+		for b.Loop() {
+			if _, err := domain.Decode(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,256 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pullMaxMessages is the ordered consumer's read-ahead; jetstream.md §3
+// measured the best replay rate at 5000.
+const pullMaxMessages = 5000
+
+// EventFunc receives events in stream order, one call at a time. pending is
+// how many messages the stream held after this one when it was delivered
+// (0 means caught up). An event with an empty Kind marks a skipped message:
+// only its Seq is meaningful.
+type EventFunc func(ev domain.Event, pending uint64)
+
+// consumer is one running ordered consumer.
+type consumer struct {
+	l       *Log
+	fn      EventFunc
+	from    uint64 // requested start sequence, for the gap warning
+	mu      sync.Mutex
+	last    uint64 // last delivered stream sequence
+	stopped atomic.Bool
+	cc      jetstream.ConsumeContext
+	unwatch func() bool
+	errLog  atomic.Int64 // unix nanos of the last logged consume error
+}
+
+// Consume delivers every event from stream sequence fromSeq on (0 or 1:
+// from the start) and then follows new ones, until stop is called, ctx is
+// done or the log closes. When fromSeq lies before the oldest stored event,
+// delivery starts at the oldest and a warning names the gap.
+func (l *Log) Consume(ctx context.Context, fromSeq uint64, fn EventFunc) (stop func(), err error) {
+	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
+	if fromSeq > 1 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = fromSeq
+	}
+	return l.consume(ctx, cfg, fromSeq, fn)
+}
+
+// Follow delivers only events published from now on whose subjects match
+// subjects (nil: all events), e.g. BanSubjects(), until stop is called, ctx
+// is done or the log closes.
+func (l *Log) Follow(ctx context.Context, subjects []string, fn EventFunc) (stop func(), err error) {
+	cfg := jetstream.OrderedConsumerConfig{
+		DeliverPolicy:  jetstream.DeliverNewPolicy,
+		FilterSubjects: subjects,
+	}
+	return l.consume(ctx, cfg, 0, fn)
+}
+
+func (l *Log) consume(ctx context.Context, cfg jetstream.OrderedConsumerConfig, from uint64, fn EventFunc) (func(), error) {
+	if l.closing.Load() {
+		return nil, errors.New("consume events: the event log is closed")
+	}
+	oc, err := l.js.OrderedConsumer(ctx, EventsStream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create ordered consumer on %s: %w", EventsStream, err)
+	}
+	c := &consumer{l: l, fn: fn, from: from}
+	cc, err := oc.Consume(c.handle,
+		jetstream.PullMaxMessages(pullMaxMessages),
+		jetstream.ConsumeErrHandler(c.consumeErr))
+	if err != nil {
+		return nil, fmt.Errorf("consume %s: %w", EventsStream, err)
+	}
+	c.cc = cc
+	l.consMu.Lock()
+	l.consumers[c] = struct{}{}
+	l.consMu.Unlock()
+	c.unwatch = context.AfterFunc(ctx, c.stop)
+	return c.stop, nil
+}
+
+// stop ends delivery. A call of fn already running may finish; none starts
+// after stop returns. It may be called from within fn.
+func (c *consumer) stop() {
+	if c.stopped.Swap(true) {
+		return
+	}
+	if c.unwatch != nil {
+		c.unwatch()
+	}
+	c.cc.Stop()
+	c.l.consMu.Lock()
+	delete(c.l.consumers, c)
+	c.l.consMu.Unlock()
+}
+
+func (l *Log) stopConsumers() {
+	l.consMu.Lock()
+	cs := make([]*consumer, 0, len(l.consumers))
+	for c := range l.consumers {
+		cs = append(cs, c)
+	}
+	l.consMu.Unlock()
+	for _, c := range cs {
+		c.stop()
+	}
+}
+
+// handle runs on the library's delivery goroutine. The mutex and the
+// sequence check keep calls serial and in order even across the ordered
+// consumer's internal resets.
+func (c *consumer) handle(msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil {
+		c.consumeErr(nil, fmt.Errorf("read message metadata: %w", err))
+		return
+	}
+	seq := md.Sequence.Stream
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stopped.Load() || seq <= c.last {
+		return
+	}
+	if c.last == 0 && c.from > 1 && seq > c.from {
+		c.l.log.Warn("events expired before they were applied", "from_seq", c.from, "first_available_seq", seq)
+	}
+	c.last = seq
+	c.fn(c.l.decode(msg.Data(), seq), md.NumPending)
+}
+
+// consumeErrInterval limits consume error logging per consumer.
+const consumeErrInterval = time.Second
+
+func (c *consumer) consumeErr(_ jetstream.ConsumeContext, err error) {
+	c.l.setLastError(fmt.Errorf("consume events: %w", err))
+	now := time.Now().UnixNano()
+	last := c.errLog.Load()
+	if now-last < int64(consumeErrInterval) || !c.errLog.CompareAndSwap(last, now) {
+		return
+	}
+	c.l.log.Warn("event consumer error", "error", err)
+}
+
+// decode turns a message into an event, or into a skip marker (empty Kind,
+// Seq only) that is counted and logged once per kind of problem.
+func (l *Log) decode(data []byte, seq uint64) domain.Event {
+	ev, err := domain.Decode(data)
+	if err != nil {
+		l.undecodable.Add(1)
+		l.skipOnce("malformed", seq, err)
+		return domain.Event{Seq: seq}
+	}
+	if err := ev.Valid(); err != nil {
+		l.skipped.Add(1)
+		l.skipOnce(fmt.Sprintf("%s/v%d", ev.Kind, ev.V), seq, err)
+		return domain.Event{Seq: seq}
+	}
+	ev.Seq = seq
+	return ev
+}
+
+// maxSkipKinds bounds the set of problems already logged, so a stream of
+// garbage kinds cannot grow it without limit.
+const maxSkipKinds = 64
+
+var errSkipTooMany = errors.New("more kinds of unusable events; no longer logging new ones")
+
+type skipLog struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (l *Log) skipOnce(kind string, seq uint64, err error) {
+	l.skips.mu.Lock()
+	defer l.skips.mu.Unlock()
+	if l.skips.seen == nil {
+		l.skips.seen = make(map[string]bool)
+	}
+	if l.skips.seen[kind] {
+		return
+	}
+	if len(l.skips.seen) >= maxSkipKinds {
+		if !l.skips.seen[""] {
+			l.skips.seen[""] = true
+			l.log.Warn("skipping event", "error", errSkipTooMany)
+		}
+		return
+	}
+	l.skips.seen[kind] = true
+	l.log.Warn("skipping unusable events of this kind (logged once)", "kind", kind, "first_seq", seq, "error", err)
+}
+
+// LastSeq returns the stream's last sequence (0 when empty).
+func (l *Log) LastSeq(ctx context.Context) (uint64, error) {
+	info, err := l.events.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read %s state: %w", EventsStream, err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// Read delivers the stored events from sequence from to to (inclusive; 0:
+// the last sequence when Read starts) and returns when it is done, when fn
+// returns an error (which Read returns), or when ctx is done. Like
+// Consume, skipped messages arrive as events with an empty Kind.
+func (l *Log) Read(ctx context.Context, from, to uint64, fn func(ev domain.Event, pending uint64) error) error {
+	info, err := l.events.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("read %s state: %w", EventsStream, err)
+	}
+	st := info.State
+	if to == 0 || to > st.LastSeq {
+		to = st.LastSeq
+	}
+	if st.Msgs == 0 || from > to || to < st.FirstSeq {
+		return nil
+	}
+	done := make(chan struct{})
+	var ferr error
+	var once sync.Once
+	finish := func() { once.Do(func() { close(done) }) }
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop, err := l.Consume(rctx, from, func(ev domain.Event, pending uint64) {
+		if ev.Seq > to {
+			finish()
+			return
+		}
+		select {
+		case <-done:
+			return
+		default:
+		}
+		if err := fn(ev, pending); err != nil {
+			ferr = err
+			finish()
+			return
+		}
+		if ev.Seq == to || pending == 0 {
+			finish()
+		}
+	})
+	if err != nil {
+		return err
+	}
+	defer stop()
+	select {
+	case <-done:
+		return ferr
+	case <-ctx.Done():
+		return fmt.Errorf("read events %d..%d: %w", from, to, ctx.Err())
+	}
+}

@@ -1,0 +1,61 @@
+// Package eventlog is airouter's event log: the one place that talks to NATS
+// JetStream. It runs an embedded nats-server (or connects to an external
+// cluster), keeps the AIROUTER_EVENTS stream that every outcome, ban, unban,
+// cooldown, bench and settings change is written to, and a small
+// AIROUTER_CHECKPOINTS stream that carries projection state past the event
+// stream's retention. The request path calls Publish, which never blocks;
+// control decisions call PublishControl, which is synchronous, retried and
+// deduplicated; projections read with Consume.
+//
+// # Subjects
+//
+// Other services may subscribe to these (core NATS or JetStream):
+//
+//	airouter.events.outcome.<credential>.<model>   outcome.recorded
+//	airouter.events.ban.<credential>.<model>       ban.imposed
+//	airouter.events.unban.<credential>.<model>     ban.lifted
+//	airouter.events.cooldown.<credential>.<model>  cooldown.started
+//	airouter.events.bench.<model>                  model.benched
+//	airouter.events.settings.fallback              settings.fallback_changed
+//	airouter.checkpoints.projections               projection checkpoints
+//
+// Every <credential> and <model> is one token, escaped reversibly by
+// EscapeToken: bytes outside printable ASCII, the space, '.', '*', '>' and
+// '~' become "~XX" (upper-case hex of the byte), so "gpt-4.1" is "gpt-4~2E1"
+// and "meta-llama/Llama 3" is "meta-llama/Llama~203". The wildcard model "*"
+// of a credential-wide ban is therefore the token "~2A"; there is no special
+// name for it, so no model name can collide with it. The empty string (an
+// unban that lifts every ban of a credential) is the token "~", which no
+// other string escapes to. The payload is the JSON of domain.Event; the
+// subject only helps filtering and is never needed to decode an event.
+//
+// # Streams
+//
+// AIROUTER_EVENTS (airouter.events.>) is bounded by MaxAge and MaxBytes,
+// discards the oldest first, and deduplicates Nats-Msg-Id within
+// DuplicateWindow (10 s; see its comment). AIROUTER_CHECKPOINTS keeps the
+// latest two checkpoints with no age limit. With the embedded server the
+// store directory is locked (flock on airouter.lock) and the streams' limits
+// follow the options on every Open; on an external cluster an existing
+// stream's differing limits are only logged, so airouter versions with
+// different configs never flip-flop a shared stream.
+//
+// # Delivery
+//
+// Outcomes are at-most-once: Publish drops (and counts) an event when its
+// bounded queue is full, and an asynchronous publish error means "unknown",
+// never retried. Control events are at-least-once: PublishControl sets
+// Nats-Msg-Id to the event's ID and retries, and the stream's duplicate
+// window (DuplicateWindow) collapses retries and identical decisions made by
+// several replicas into one message.
+//
+// # Consuming
+//
+// Consume, Read and Follow call their fn serially and in stream order with
+// ev.Seq set. A message that cannot be used (malformed JSON, an unknown
+// kind, a newer schema version, a payload not matching its kind) is counted
+// in Stats, logged once per kind of problem, and reported to fn as an event
+// with an empty Kind and only Seq set, so the caller's "last applied
+// sequence" still advances past it. Callers must ignore such events apart
+// from their Seq.
+package eventlog

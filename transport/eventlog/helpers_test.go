@@ -1,0 +1,119 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/hashicorp/go-hclog"
+)
+
+// testWriter sends log lines to t.Log until the test is over.
+type testWriter struct {
+	t    testing.TB
+	done *atomic.Bool
+}
+
+func (w testWriter) Write(p []byte) (int, error) {
+	if !w.done.Load() {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+func testLogger(t testing.TB) hclog.Logger {
+	done := new(atomic.Bool)
+	t.Cleanup(func() { done.Store(true) })
+	return hclog.New(&hclog.LoggerOptions{Output: testWriter{t: t, done: done}, Level: hclog.Warn})
+}
+
+// testCtx bounds a test's calls so a bug fails it instead of hanging.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// openTest opens a log and closes it when the test ends.
+func openTest(t testing.TB, o Options) *Log {
+	t.Helper()
+	if o.Logger == nil {
+		o.Logger = testLogger(t)
+	}
+	l, err := Open(testCtx(t), o)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := l.Close(context.Background()); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return l
+}
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// outcomeEvent is a realistic outcome; i makes it distinct.
+func outcomeEvent(i int) domain.Event {
+	return domain.Event{
+		Kind: domain.KindOutcomeRecorded,
+		At:   t0.Add(time.Duration(i) * time.Millisecond),
+		Outcome: &domain.Outcome{
+			Credential: fmt.Sprintf("cred-%02d", i%16),
+			Model:      "meta-llama/Llama-3.1-70B",
+			Status:     429,
+			Class:      domain.ClassRateLimited,
+			LatencyMS:  int64(100 + i%900),
+			Attempt:    1 + i%3,
+			RequestID:  fmt.Sprintf("req-%08d", i),
+		},
+	}
+}
+
+func banEvent(id, cred, model string) domain.Event {
+	until := t0.Add(time.Hour)
+	return domain.Event{
+		Kind: domain.KindBanImposed,
+		ID:   id,
+		At:   t0,
+		Ban: &domain.Ban{
+			Credential: cred, Model: model, Origin: domain.OriginFail2Ban,
+			ErrorCode: 429, Since: t0, Until: &until, Failures: 3, CauseSeq: 7,
+		},
+	}
+}
+
+// readAll returns every stored event.
+func readAll(t testing.TB, l *Log) []domain.Event {
+	t.Helper()
+	var evs []domain.Event
+	err := l.Read(testCtx(t), 0, 0, func(ev domain.Event, _ uint64) error {
+		evs = append(evs, ev)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return evs
+}
+
+// waitEvents receives n events from ch, failing the test if they stop
+// coming.
+func waitEvents(t testing.TB, ch <-chan domain.Event, n int) []domain.Event {
+	t.Helper()
+	out := make([]domain.Event, 0, n)
+	for len(out) < n {
+		select {
+		case ev := <-ch:
+			out = append(out, ev)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("got %d of %d events", len(out), n)
+		}
+	}
+	return out
+}

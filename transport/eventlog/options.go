@@ -1,0 +1,139 @@
+package eventlog
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Storage kinds for Options.Storage.
+const (
+	StorageFile   = "file"
+	StorageMemory = "memory"
+)
+
+// Defaults used when an Options field is zero.
+const (
+	DefaultQueueSize  = 65536
+	DefaultMaxBytes   = 1 << 30
+	DefaultServerName = "airouter"
+)
+
+// DuplicateWindow is the events stream's Nats-Msg-Id deduplication window.
+// It must cover PublishControl's retries (a few seconds at most) and two
+// replicas deciding the same ban from the same outcome (they fold the same
+// stream, typically milliseconds apart). It is kept small because the server
+// re-reads every message stored within the window when it restarts: at
+// 10k events/s, 10 s is 100k messages, about 50 ms of startup. A decision
+// whose triggering event is older than the window must not be published
+// (replay has no side effects), or it would no longer be deduplicated.
+const DuplicateWindow = 10 * time.Second
+
+// maxPayload is the embedded server's message size limit; it bounds a
+// checkpoint.
+const maxPayload = 8 << 20
+
+// Options configure Open. cmd fills them from config; zero values get the
+// documented defaults.
+type Options struct {
+	// StoreDir is the embedded server's data directory (file storage). It is
+	// locked against a second airouter. With memory storage a fresh
+	// directory is made inside it (or inside the system temp dir when
+	// empty) and removed on Close.
+	StoreDir string
+	// Storage is "file" (default) or "memory".
+	Storage string
+	// NatsURL, when set, connects to an external NATS cluster instead of
+	// embedding a server: comma-separated URLs; user:password@, a token@ and
+	// tls:// go in the URL.
+	NatsURL string
+	// CredsFile is an optional NATS credentials file for NatsURL.
+	CredsFile string
+	// Listen, when set ("127.0.0.1:4222", port 0 for a random one), makes
+	// the embedded server also accept NATS clients there (no auth: bind it
+	// to loopback). Empty means in-process only.
+	Listen string
+	// MaxAge bounds the events stream by age; 0 keeps events until
+	// MaxBytes pushes them out.
+	MaxAge time.Duration
+	// MaxBytes bounds the events stream's size (default 1 GiB); the oldest
+	// events are discarded first.
+	MaxBytes int64
+	// Replicas is the streams' replication factor in external mode
+	// (default 1). The embedded server always uses 1.
+	Replicas int
+	// QueueSize bounds Publish's queue (default 65536 events).
+	QueueSize int
+	// Logger receives the log's and the embedded server's messages.
+	Logger hclog.Logger
+	// ServerName names the embedded server in logs (default "airouter").
+	ServerName string
+
+	// noPublisher leaves the publisher goroutine unstarted (tests only).
+	noPublisher bool
+}
+
+func (o Options) withDefaults() (Options, error) {
+	switch o.Storage {
+	case "":
+		o.Storage = StorageFile
+	case StorageFile, StorageMemory:
+	default:
+		return o, fmt.Errorf("events.storage %q: want %q or %q", o.Storage, StorageFile, StorageMemory)
+	}
+	if o.NatsURL == "" && o.Storage == StorageFile && o.StoreDir == "" {
+		return o, fmt.Errorf("events.store_dir is required with file storage")
+	}
+	if o.MaxAge < 0 {
+		return o, fmt.Errorf("events.max_age %s is negative", o.MaxAge)
+	}
+	if o.MaxBytes < 0 {
+		return o, fmt.Errorf("events.max_bytes %d is negative", o.MaxBytes)
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Replicas < 0 || o.Replicas > 5 {
+		return o, fmt.Errorf("events.replicas %d: want 1 to 5", o.Replicas)
+	}
+	if o.Replicas == 0 || o.NatsURL == "" {
+		o.Replicas = 1
+	}
+	if o.QueueSize < 0 {
+		return o, fmt.Errorf("events.queue_size %d is negative", o.QueueSize)
+	}
+	if o.QueueSize == 0 {
+		o.QueueSize = DefaultQueueSize
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.ServerName == "" {
+		o.ServerName = DefaultServerName
+	}
+	if o.Listen != "" && o.NatsURL == "" {
+		if _, _, err := splitListen(o.Listen); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// splitListen parses "host:port"; port 0 asks for a random port.
+func splitListen(listen string) (string, int, error) {
+	host, p, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, fmt.Errorf("events.listen %q: %w", listen, err)
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("events.listen %q: bad port", listen)
+	}
+	if port == 0 {
+		port = -1 // the server's RANDOM_PORT
+	}
+	return host, port, nil
+}

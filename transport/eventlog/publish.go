@@ -1,0 +1,199 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pubItem is one queued event, or a Flush marker (flushed != nil).
+type pubItem struct {
+	subject string
+	data    []byte
+	flushed chan struct{}
+	ctx     context.Context
+}
+
+// Publish queues an event for asynchronous publishing and never blocks. It
+// returns false, and counts the event, when the queue is full, the log is
+// closing, or the event is invalid. The event is encoded on the caller's
+// goroutine, so the single publisher goroutine only does I/O. Delivery is
+// at-most-once: use PublishControl for events that must not be lost.
+func (l *Log) Publish(ev domain.Event) bool {
+	if l.closing.Load() || len(l.queue) == cap(l.queue) {
+		l.dropped.Add(1)
+		return false
+	}
+	item, err := encodeItem(ev)
+	if err != nil {
+		l.rejected.Add(1)
+		l.setLastError(err)
+		return false
+	}
+	select {
+	case l.queue <- item:
+		return true
+	default:
+		l.dropped.Add(1)
+		return false
+	}
+}
+
+func encodeItem(ev domain.Event) (pubItem, error) {
+	if err := ev.Valid(); err != nil {
+		return pubItem{}, fmt.Errorf("publish event: %w", err)
+	}
+	data, err := domain.Encode(ev)
+	if err != nil {
+		return pubItem{}, fmt.Errorf("encode %s event: %w", ev.Kind, err)
+	}
+	return pubItem{subject: Subject(ev), data: data}, nil
+}
+
+// publisher is the one goroutine that drains the queue into PublishAsync.
+// On Close it empties the queue, unless Close's deadline passes first.
+func (l *Log) publisher() {
+	defer close(l.pubDone)
+	for {
+		select {
+		case it := <-l.queue:
+			l.handleItem(it)
+		case <-l.stopPub:
+			for {
+				select {
+				case it := <-l.queue:
+					l.handleItem(it)
+				case <-l.abortPub:
+					return
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (l *Log) handleItem(it pubItem) {
+	if it.flushed == nil {
+		l.publishAsync(it)
+		return
+	}
+	select {
+	case <-l.js.PublishAsyncComplete():
+	case <-it.ctx.Done():
+	case <-l.abortPub:
+	}
+	close(it.flushed)
+}
+
+// Flush waits until every event queued before the call has been
+// acknowledged, has failed, or was dropped by Close. It is for tools and tests, never the request
+// path: it waits for room in the queue.
+func (l *Log) Flush(ctx context.Context) error {
+	if l.closing.Load() {
+		return errors.New("flush events: the event log is closed")
+	}
+	it := pubItem{flushed: make(chan struct{}), ctx: ctx}
+	select {
+	case l.queue <- it:
+	case <-ctx.Done():
+		return fmt.Errorf("flush events: %w", ctx.Err())
+	case <-l.pubDone:
+		return errors.New("flush events: the event log is closed")
+	}
+	select {
+	case <-it.flushed:
+		if ctx.Err() != nil {
+			return fmt.Errorf("flush events: %w", ctx.Err())
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("flush events: %w", ctx.Err())
+	case <-l.pubDone:
+		return errors.New("flush events: the event log closed before the flush finished")
+	}
+}
+
+func (l *Log) publishAsync(it pubItem) {
+	for {
+		_, err := l.js.PublishAsync(it.subject, it.data)
+		if err == nil {
+			return
+		}
+		// Too many unacknowledged publishes: the server is slow. Wait
+		// again (the queue absorbs the stall and drops beyond it) unless
+		// Close has given up.
+		if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+			select {
+			case <-l.abortPub:
+			default:
+				continue
+			}
+		}
+		l.failed.Add(1)
+		l.setLastError(fmt.Errorf("publish event on %s: %w", it.subject, err))
+		return
+	}
+}
+
+func (l *Log) asyncAck(jetstream.JetStream, *nats.Msg, *jetstream.PubAck) {
+	l.published.Add(1)
+}
+
+func (l *Log) asyncErr(_ jetstream.JetStream, m *nats.Msg, err error) {
+	l.failed.Add(1)
+	l.setLastError(fmt.Errorf("publish event on %s: %w", m.Subject, err))
+}
+
+// Control publish retries: a few attempts with doubling backoff, each
+// bounded, all within the caller's ctx and well within DuplicateWindow.
+const (
+	controlAttempts       = 5
+	controlAttemptTimeout = 2 * time.Second
+	controlFirstBackoff   = 50 * time.Millisecond
+)
+
+// PublishControl publishes a ban, unban, cooldown, bench or settings event
+// synchronously with Nats-Msg-Id set to ev.ID, retrying transient failures
+// with backoff within ctx. It returns the event's stream sequence; when the
+// ID was already stored within DuplicateWindow it returns the original
+// sequence and publishes nothing.
+func (l *Log) PublishControl(ctx context.Context, ev domain.Event) (uint64, error) {
+	if ev.ID == "" {
+		return 0, fmt.Errorf("publish %s event: the event has no ID to deduplicate on", ev.Kind)
+	}
+	it, err := encodeItem(ev)
+	if err != nil {
+		return 0, err
+	}
+	backoff := controlFirstBackoff
+	var last error
+	for attempt := 1; attempt <= controlAttempts; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, controlAttemptTimeout)
+		ack, err := l.js.Publish(actx, it.subject, it.data, jetstream.WithMsgID(ev.ID))
+		cancel()
+		if err == nil {
+			return ack.Sequence, nil
+		}
+		last = err
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) || ctx.Err() != nil || attempt == controlAttempts {
+			break // the server said no, or no time is left
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		backoff *= 2
+	}
+	err = fmt.Errorf("publish %s event %q on %s: %w", ev.Kind, ev.ID, it.subject, last)
+	l.setLastError(err)
+	return 0, err
+}

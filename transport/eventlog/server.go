@@ -1,0 +1,126 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// defaultStartTimeout bounds the wait for the embedded server when ctx has
+// no deadline. JetStream recovery runs inside Start, so this only covers
+// the listeners.
+const defaultStartTimeout = 30 * time.Second
+
+// storeHeadroom is added to the stream limits for the server's account
+// limits, so the checkpoints stream and the server's own files fit.
+const storeHeadroom = 128 << 20
+
+// natsLogger bridges nats-server's printf logger to hclog. Fatalf never
+// exits: it logs and hands the message to fatal, which Open watches.
+type natsLogger struct {
+	log   hclog.Logger
+	fatal chan error
+}
+
+func (n *natsLogger) Noticef(format string, v ...any) { n.log.Info(fmt.Sprintf(format, v...)) }
+func (n *natsLogger) Warnf(format string, v ...any)   { n.log.Warn(fmt.Sprintf(format, v...)) }
+func (n *natsLogger) Errorf(format string, v ...any)  { n.log.Error(fmt.Sprintf(format, v...)) }
+func (n *natsLogger) Debugf(format string, v ...any)  { n.log.Debug(fmt.Sprintf(format, v...)) }
+func (n *natsLogger) Tracef(format string, v ...any)  { n.log.Trace(fmt.Sprintf(format, v...)) }
+
+func (n *natsLogger) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	n.log.Error(msg)
+	select {
+	case n.fatal <- errors.New(msg):
+	default: // the first fatal error is the one reported
+	}
+}
+
+// startServer starts an embedded nats-server with JetStream in dir and
+// waits until it serves clients. A failed start returns the server's own
+// message and leaves nothing running.
+func startServer(ctx context.Context, o Options, dir string) (*server.Server, error) {
+	sopts := &server.Options{
+		ServerName:             o.ServerName,
+		JetStream:              true,
+		StoreDir:               dir,
+		DontListen:             o.Listen == "",
+		NoSigs:                 true,
+		DisableJetStreamBanner: true,
+		MaxPayload:             maxPayload,
+		JetStreamMaxStore:      64 << 20,
+		JetStreamMaxMemory:     64 << 20,
+	}
+	if o.Storage == StorageMemory {
+		sopts.JetStreamMaxMemory = o.MaxBytes + storeHeadroom
+	} else {
+		sopts.JetStreamMaxStore = o.MaxBytes + storeHeadroom
+	}
+	if o.Listen != "" {
+		host, port, err := splitListen(o.Listen)
+		if err != nil {
+			return nil, err
+		}
+		sopts.Host, sopts.Port = host, port
+	}
+	s, err := server.NewServer(sopts)
+	if err != nil {
+		return nil, fmt.Errorf("configure embedded nats-server: %w", err)
+	}
+	log := o.Logger.Named("nats")
+	bridge := &natsLogger{log: log, fatal: make(chan error, 1)}
+	s.SetLoggerV2(bridge, log.IsDebug(), log.IsTrace(), false)
+
+	fail := func(err error) (*server.Server, error) {
+		s.Shutdown()
+		s.WaitForShutdown()
+		return nil, fmt.Errorf("start embedded nats-server in %q: %w", dir, err)
+	}
+	s.Start() // recovers JetStream synchronously
+	deadline := time.Now().Add(defaultStartTimeout)
+	if d, ok := ctx.Deadline(); ok {
+		deadline = d
+	}
+	for {
+		select {
+		case err := <-bridge.fatal:
+			return fail(err)
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		default:
+		}
+		if s.ReadyForConnections(20 * time.Millisecond) {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fail(errors.New("not ready for connections in time"))
+		}
+	}
+	select {
+	case err := <-bridge.fatal:
+		return fail(err)
+	default:
+	}
+	return s, nil
+}
+
+// memoryDir makes the per-instance directory a memory-storage server uses
+// for its bookkeeping, so it never falls back to a shared $TMPDIR path.
+func memoryDir(base string) (string, error) {
+	if base != "" {
+		if err := os.MkdirAll(base, 0o750); err != nil {
+			return "", fmt.Errorf("create events.store_dir %q: %w", base, err)
+		}
+	}
+	dir, err := os.MkdirTemp(base, "airouter-memory-")
+	if err != nil {
+		return "", fmt.Errorf("create a directory for memory storage: %w", err)
+	}
+	return dir, nil
+}

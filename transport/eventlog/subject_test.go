@@ -1,0 +1,94 @@
+package eventlog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/airouter/airouter/domain"
+)
+
+func TestSubject(t *testing.T) {
+	until := t0
+	tests := []struct {
+		name string
+		ev   domain.Event
+		want string
+	}{
+		{"outcome", domain.Event{Kind: domain.KindOutcomeRecorded, Outcome: &domain.Outcome{Credential: "openai-1", Model: "gpt-4.1"}},
+			"airouter.events.outcome.openai-1.gpt-4~2E1"},
+		{"outcome with slash and space", domain.Event{Kind: domain.KindOutcomeRecorded, Outcome: &domain.Outcome{Credential: "or", Model: "meta-llama/Llama 3.1"}},
+			"airouter.events.outcome.or.meta-llama/Llama~203~2E1"},
+		{"ban", domain.Event{Kind: domain.KindBanImposed, Ban: &domain.Ban{Credential: "c1", Model: "claude-3.5-sonnet"}},
+			"airouter.events.ban.c1.claude-3~2E5-sonnet"},
+		{"wildcard ban", domain.Event{Kind: domain.KindBanImposed, Ban: &domain.Ban{Credential: "c1", Model: domain.AllModels}},
+			"airouter.events.ban.c1.~2A"},
+		{"unban one model", domain.Event{Kind: domain.KindBanLifted, Unban: &domain.Unban{Credential: "c1", Model: "m>x"}},
+			"airouter.events.unban.c1.m~3Ex"},
+		{"unban wildcard", domain.Event{Kind: domain.KindBanLifted, Unban: &domain.Unban{Credential: "c1", Model: "*"}},
+			"airouter.events.unban.c1.~2A"},
+		{"unban whole credential", domain.Event{Kind: domain.KindBanLifted, Unban: &domain.Unban{Credential: "c1"}},
+			"airouter.events.unban.c1.~"},
+		{"cooldown", domain.Event{Kind: domain.KindCooldownStarted, Cooldown: &domain.Cooldown{Credential: "c2", Model: "a~b", Until: until}},
+			"airouter.events.cooldown.c2.a~7Eb"},
+		{"bench", domain.Event{Kind: domain.KindModelBenched, Bench: &domain.Bench{Model: "gpt-4o"}},
+			"airouter.events.bench.gpt-4o"},
+		{"settings", domain.Event{Kind: domain.KindFallbackSettingsChanged, Settings: &domain.FallbackSettings{MaxHops: 3}},
+			"airouter.events.settings.fallback"},
+		{"unknown kind", domain.Event{Kind: "x.y"}, ""},
+		{"kind without payload", domain.Event{Kind: domain.KindBanImposed}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Subject(tt.ev); got != tt.want {
+				t.Errorf("Subject = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// Every kind has a subject under the stream's subjects.
+	for _, k := range domain.Kinds {
+		if k == domain.KindFallbackSettingsChanged {
+			continue
+		}
+		found := false
+		for _, tt := range tests {
+			if tt.ev.Kind == k && tt.want != "" {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("kind %s has no subject test", k)
+		}
+	}
+}
+
+func TestEscapeTokenRoundTrip(t *testing.T) {
+	for _, s := range []string{
+		"", "*", ">", "~", ".", "~2E", "_all_", "gpt-4.1", "a b\tc\r\nd", "meta-llama/Llama-3.1-70B",
+		"модель", "emoji 🙂", "x\x00y\x7f", "trailing.", ".leading", "a..b", "~", "~~",
+	} {
+		tok := EscapeToken(s)
+		if tok == "" || strings.ContainsAny(tok, ".*> \t\r\n") {
+			t.Errorf("EscapeToken(%q) = %q: not a single subject token", s, tok)
+		}
+		for i := 0; i < len(tok); i++ {
+			if tok[i] < '!' || tok[i] > '~' {
+				t.Errorf("EscapeToken(%q) = %q: byte %#x outside printable ASCII", s, tok, tok[i])
+			}
+		}
+		back, err := UnescapeToken(tok)
+		if err != nil || back != s {
+			t.Errorf("UnescapeToken(EscapeToken(%q)) = %q, %v", s, back, err)
+		}
+	}
+	if EscapeToken("*") == EscapeToken("_all_") {
+		t.Error("the wildcard collides with a model name")
+	}
+}
+
+func TestUnescapeTokenRejectsBadEscapes(t *testing.T) {
+	for _, tok := range []string{"a~", "a~2", "~zz", "~2e"} {
+		if _, err := UnescapeToken(tok); err == nil {
+			t.Errorf("UnescapeToken(%q) accepted a bad escape", tok)
+		}
+	}
+}

@@ -1,0 +1,189 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// attempt sends the request to one candidate. It reports true when the
+// client has its answer (or has left) and false when the loop should move
+// on.
+func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *candidate) bool {
+	h := hop{cand: c, startMS: p.now().Sub(rq.start).Milliseconds()}
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
+	timer := p.armAttempt(rq, cancel)
+
+	sent := p.now()
+	resp, err := p.transport.RoundTrip(p.upstreamRequest(ctx, r, rq, c))
+	h.ms = p.now().Sub(sent).Milliseconds()
+	if err != nil {
+		stopTimer(timer)
+		class, budget := failureClass(r, ctx, err)
+		h.class, h.msg = class, transportMessage(err)
+		return p.fail(rq, h, budget)
+	}
+	if resp.StatusCode/100 == 2 && isEventStream(resp.Header) {
+		// Headers are in: request_timeout is done with; only the budget
+		// still bounds the wait for the first event.
+		if stopTimer(timer) {
+			_ = resp.Body.Close()
+			class, budget := failureClass(r, ctx, context.Cause(ctx))
+			h.class = class
+			return p.fail(rq, h, budget)
+		}
+		return p.relay(w, r, rq, h, resp, ctx, cancel)
+	}
+
+	buf := p.getBuffer()
+	defer p.putBuffer(buf)
+	readErr := readLimited(buf, resp.Body, p.maxResp)
+	_ = resp.Body.Close()
+	stopTimer(timer)
+	if readErr != nil {
+		if errors.Is(readErr, errResponseTooLarge) {
+			h.class, h.msg = domain.ClassServerError, "upstream response too large"
+			return p.fail(rq, h, false)
+		}
+		class, budget := failureClass(r, ctx, readErr)
+		h.class, h.msg = class, "reading the response: "+transportMessage(readErr)
+		return p.fail(rq, h, budget)
+	}
+	body := buf.Bytes()
+	h.status = resp.StatusCode
+	h.class = classify(rq.ep, resp.StatusCode, body)
+	if resp.StatusCode/100 != 2 {
+		h.retryAfter, _ = domain.ParseRetryAfter(resp.Header.Get("Retry-After"), p.now())
+	}
+	switch {
+	case h.class == domain.ClassOK:
+		c.charge(p.now().Unix(), bodyTokens(body))
+	case h.class.Retryable() || (failsOverIfWatched(h.class) && p.watched(c.cred.name, h.status)):
+		h.msg = errorMessage(body, c.cred.key)
+		return p.fail(rq, h, false)
+	default:
+		// Passed through unchanged; only the credential's own key, should
+		// an upstream echo it, is masked.
+		body = maskKey(body, c.cred.key)
+	}
+	rq.hops = append(rq.hops, h)
+	p.report(rq, &rq.hops[len(rq.hops)-1], len(rq.hops), false)
+	p.writeUpstream(w, rq, resp, body)
+	return true
+}
+
+// failsOverIfWatched: a client error the credential's Fail2Ban codes watch
+// is the credential's failure (a reseller signalling a blocked account with
+// 400), so it fails over. A content-policy refusal never does.
+func failsOverIfWatched(c domain.Class) bool {
+	return c == domain.ClassClientError || c == domain.ClassModelNotFound
+}
+
+// upstreamRequest builds the request for one candidate: the client's
+// method, path and query on the credential's base URL, the credential's
+// key, and the body with the model name the candidate is sent.
+func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, rq *request, c *candidate) *http.Request {
+	send := c.send
+	if send == nil {
+		send = rq.public
+	}
+	body := rq.body.raw
+	if send != nil {
+		body = rq.body.withModel(send)
+	}
+	u := c.cred.base // a copy
+	u.Path += r.URL.Path
+	u.RawQuery = r.URL.RawQuery
+	req := &http.Request{
+		Method:        r.Method,
+		URL:           &u,
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        upstreamHeader(r.Header, c.cred),
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		Host:          u.Host,
+	}
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return req.WithContext(ctx)
+}
+
+// writeUpstream answers the client with an upstream response read in full.
+func (p *Proxy) writeUpstream(w http.ResponseWriter, rq *request, resp *http.Response, body []byte) {
+	h := w.Header()
+	copyResponseHeader(h, resp.Header)
+	setFallbackHeaders(h, rq.hops, rq.settings.ExposeDetailHeaders)
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// isEventStream reports a streamed response by its content type, as the
+// router we replace decides it.
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	return hasPrefixFold(ct, "text/event-stream") || hasPrefixFold(ct, "application/stream+json") ||
+		hasPrefixFold(ct, "application/x-ndjson")
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+var errResponseTooLarge = errors.New("upstream response too large")
+
+// readLimited reads r into buf, failing past max bytes.
+func readLimited(buf *bytes.Buffer, r io.Reader, max int64) error {
+	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
+	if err != nil {
+		return err
+	}
+	if n > max {
+		return errResponseTooLarge
+	}
+	return nil
+}
+
+// getBuffer returns a buffer for an upstream body; a body is copied to the
+// client before its buffer goes back.
+func (p *Proxy) getBuffer() *bytes.Buffer {
+	if b, ok := p.bufs.Get().(*bytes.Buffer); ok {
+		return b
+	}
+	return new(bytes.Buffer)
+}
+
+func (p *Proxy) putBuffer(b *bytes.Buffer) {
+	if b.Cap() > 1<<20 {
+		return // let outsized buffers go
+	}
+	b.Reset()
+	p.bufs.Put(b)
+}
+
+// maskKey replaces the credential's key, should it appear in a body.
+func maskKey(body []byte, key string) []byte {
+	if len(key) < 8 || !bytes.Contains(body, []byte(key)) {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(key), []byte("[redacted]"))
+}
+
+// transportMessage is a failed request's error without the request line
+// ("Post \"https://...\": "), redacted.
+func transportMessage(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return redact(err.Error())
+}

@@ -1,0 +1,113 @@
+package proxy
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+)
+
+// request body errors, as the client sees them.
+var (
+	errBodyTooLarge = errors.New("Request Entity Too Large")
+	errBodyRead     = errors.New("Failed to read request body")
+	errNotJSON      = errors.New("request body must be a JSON object")
+	errNoModel      = errors.New("model field is required")
+)
+
+// readBody reads the whole client body, refusing more than max bytes. The
+// body is read before anything is forwarded: the model field and failover
+// need it, and streaming an incoming body straight upstream was seen to cut
+// SSE streams under load.
+func readBody(r *http.Request, max int64) ([]byte, error) {
+	if r.ContentLength > max {
+		return nil, errBodyTooLarge
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	if r.ContentLength >= 0 {
+		b := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(r.Body, b); err != nil {
+			return nil, errBodyRead
+		}
+		return b, nil
+	}
+	var buf bytes.Buffer
+	n, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
+	if err != nil {
+		return nil, errBodyRead
+	}
+	if n > max {
+		return nil, errBodyTooLarge
+	}
+	return buf.Bytes(), nil
+}
+
+// clientBody is what the proxy reads from a request body.
+type clientBody struct {
+	raw []byte
+	// model is the requested model and raw[ms:me] its JSON token.
+	model  string
+	ms, me int
+	stream bool
+	// hasStreamOptions reports a top-level stream_options member.
+	hasStreamOptions bool
+}
+
+// parseBody finds the top-level model and stream members.
+func parseBody(b []byte) (clientBody, error) {
+	cb := clientBody{raw: b, ms: -1}
+	ok := members(b, func(key []byte, vs, ve int) bool {
+		switch string(key) {
+		case "model":
+			cb.ms, cb.me = vs, ve
+		case "stream":
+			cb.stream = string(b[vs:ve]) == "true"
+		case "stream_options":
+			cb.hasStreamOptions = true
+		}
+		return true
+	})
+	if !ok {
+		return cb, errNotJSON
+	}
+	if cb.ms < 0 {
+		return cb, errNoModel
+	}
+	model, isString := stringValue(b[cb.ms:cb.me])
+	if !isString || model == "" {
+		return cb, errNoModel
+	}
+	cb.model = model
+	return cb, nil
+}
+
+// includeUsage adds "stream_options":{"include_usage":true} to a streamed
+// request that set no stream options, as the router we replace does, so
+// the stream ends with a usage chunk that the tpm windows are charged from.
+func (cb *clientBody) includeUsage() {
+	end := len(bytes.TrimRight(cb.raw, " \t\r\n")) - 1
+	if end <= cb.me || cb.raw[end] != '}' {
+		return
+	}
+	const member = `,"stream_options":{"include_usage":true}`
+	out := make([]byte, 0, len(cb.raw)+len(member))
+	out = append(out, cb.raw[:end]...)
+	out = append(out, member...)
+	out = append(out, cb.raw[end:]...)
+	cb.raw = out
+}
+
+// withModel returns the body with the model token replaced by send (a
+// JSON-encoded string); every other byte is kept. When send equals the
+// current token the body is returned as is.
+func (cb *clientBody) withModel(send []byte) []byte {
+	if bytes.Equal(cb.raw[cb.ms:cb.me], send) {
+		return cb.raw
+	}
+	out := make([]byte, 0, len(cb.raw)-(cb.me-cb.ms)+len(send))
+	out = append(out, cb.raw[:cb.ms]...)
+	out = append(out, send...)
+	return append(out, cb.raw[cb.me:]...)
+}

@@ -1,0 +1,121 @@
+package proxy
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestParseBody(t *testing.T) {
+	cases := []struct {
+		body   string
+		model  string
+		stream bool
+		err    error
+	}{
+		{`{"model":"gpt-4o"}`, "gpt-4o", false, nil},
+		{` { "stream" : true , "model" : "a\"b" , "messages":[{"model":"inner"}] } `, `a"b`, true, nil},
+		{`{"messages":[{"model":"inner"}],"model":"outer","stream":false}`, "outer", false, nil},
+		{`{"model":""}`, "", false, errNoModel},
+		{`{"model":null}`, "", false, errNoModel},
+		{`{"messages":[]}`, "", false, errNoModel},
+		{`[]`, "", false, errNotJSON},
+		{`{"model":"x"`, "", false, errNotJSON},
+		{`{"model" "x"}`, "", false, errNotJSON},
+		{``, "", false, errNotJSON},
+	}
+	for _, c := range cases {
+		cb, err := parseBody([]byte(c.body))
+		if err != c.err || cb.model != c.model || cb.stream != c.stream {
+			t.Errorf("%s: model %q stream %v err %v, want %q %v %v", c.body, cb.model, cb.stream, err, c.model, c.stream, c.err)
+		}
+	}
+}
+
+func TestWithModelKeepsEveryOtherByte(t *testing.T) {
+	body := `{"a":1, "model" :"gpt-4o","nested":{"model":"gpt-4o"},"z":"é"}`
+	cb, err := parseBody([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send, _ := json.Marshal("provider/gpt-4o")
+	want := `{"a":1, "model" :"provider/gpt-4o","nested":{"model":"gpt-4o"},"z":"é"}`
+	if got := string(cb.withModel(send)); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	same, _ := json.Marshal("gpt-4o")
+	if got := cb.withModel(same); &got[0] != &cb.raw[0] {
+		t.Error("an unchanged model must not copy the body")
+	}
+}
+
+func TestIncludeUsage(t *testing.T) {
+	cb, _ := parseBody([]byte("{\"model\":\"m\",\"stream\":true}\n"))
+	cb.includeUsage()
+	if got := string(cb.raw); got != "{\"model\":\"m\",\"stream\":true,\"stream_options\":{\"include_usage\":true}}\n" {
+		t.Errorf("got %q", got)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(cb.raw, &v); err != nil {
+		t.Errorf("result is not JSON: %v", err)
+	}
+}
+
+func TestEmptyCompletion(t *testing.T) {
+	cases := []struct {
+		ep    endpoint
+		body  string
+		empty bool
+	}{
+		{epChat, chatOK("hi"), false},
+		{epChat, chatEmpty, true},
+		{epChat, `{"choices":[{"message":{"content":null,"tool_calls":[{"id":"1"}]}}]}`, false},
+		{epChat, `{"choices":[{"message":{"content":null,"refusal":"no"}}]}`, false},
+		{epChat, `{"choices":[]}`, true},
+		{epChat, `{"object":"something else"}`, false},
+		{epCompletions, `{"choices":[{"text":""}]}`, true},
+		{epCompletions, `{"choices":[{"text":"x"}]}`, false},
+		{epMessages, `{"content":[]}`, true},
+		{epMessages, `{"content":[{"type":"text","text":""}]}`, true},
+		{epMessages, `{"content":[{"type":"tool_use","id":"t"}]}`, false},
+		{epResponses, `{"output":[{"type":"reasoning"}]}`, true},
+		{epResponses, `{"output":[{"type":"message","content":[]}]}`, false},
+		{epEmbeddings, `{"data":[]}`, false},
+	}
+	for _, c := range cases {
+		if got := emptyCompletion(c.ep, []byte(c.body)); got != c.empty {
+			t.Errorf("%s: empty=%v, want %v", c.body, got, c.empty)
+		}
+	}
+}
+
+func TestSSEUsageAcrossReads(t *testing.T) {
+	var u sseUsage
+	stream := "data: {\"choices\":[]}\n\ndata: {\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,\"total_tokens\":7}}\n\ndata: [DONE]\n\n"
+	for i := 0; i < len(stream); i += 5 {
+		u.feed([]byte(stream[i:min(i+5, len(stream))]))
+	}
+	if got := u.counts.tokens(); got != 7 {
+		t.Errorf("tokens %d, want 7", got)
+	}
+}
+
+// FuzzParseBody: no input makes the walkers panic, and a body they accept
+// keeps every byte outside the model token when the model is replaced.
+func FuzzParseBody(f *testing.F) {
+	for _, s := range []string{`{"model":"m"}`, `{"model":"m","x":[1,{"y":"}"}]}`, `{"a":"\\\"","model":"é"}`, `{`, `"`, `{"model":}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cb, err := parseBody([]byte(s))
+		emptyCompletion(epChat, []byte(s))
+		bodyTokens([]byte(s))
+		inBandError([]byte(s))
+		if err != nil {
+			return
+		}
+		out := cb.withModel([]byte(`"X"`))
+		if string(out[:cb.ms]) != s[:cb.ms] || string(out[cb.ms+3:]) != s[cb.me:] {
+			t.Errorf("withModel changed bytes outside the model: %q -> %q", s, out)
+		}
+	})
+}

@@ -1,0 +1,232 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+)
+
+// A small allocation-free JSON walker. The proxy needs a handful of fields
+// from request and response bodies (model, stream, usage, whether a
+// completion has content) and must forward the rest byte for byte, so it
+// walks the structure instead of decoding it. It checks structure, not
+// every literal: malformed input makes it report false, never panic.
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index after the string starting at b[i] == '"'.
+func skipString(b []byte, i int) (int, bool) {
+	i++
+	for i < len(b) {
+		j := bytes.IndexAny(b[i:], `"\`)
+		if j < 0 {
+			return len(b), false
+		}
+		i += j
+		if b[i] == '"' {
+			return i + 1, true
+		}
+		i += 2 // a backslash and the escaped byte
+	}
+	return len(b), false
+}
+
+// skipValue returns the index after the value starting at b[i].
+func skipValue(b []byte, i int) (int, bool) {
+	if i >= len(b) {
+		return i, false
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				var ok bool
+				if i, ok = skipString(b, i); !ok {
+					return i, false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, true
+				}
+			}
+			i++
+		}
+		return i, false
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j, j > i
+		}
+		j++
+	}
+	return j, j > i
+}
+
+// members calls fn for each member of the object b (surrounding whitespace
+// allowed) with the raw key (escapes not decoded) and the value bounds, and
+// stops when fn returns false. It reports whether b is a well-formed
+// object as far as it walked.
+func members(b []byte, fn func(key []byte, vs, ve int) bool) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return true
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return false
+		}
+		ke, ok := skipString(b, i)
+		if !ok {
+			return false
+		}
+		key := b[i+1 : ke-1]
+		i = skipWS(b, ke)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		vs := skipWS(b, i+1)
+		ve, ok := skipValue(b, vs)
+		if !ok {
+			return false
+		}
+		if !fn(key, vs, ve) {
+			return true
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == '}' {
+			return true
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipWS(b, i+1)
+	}
+	return false
+}
+
+// elements calls fn for each element of the array b with its bounds.
+func elements(b []byte, fn func(vs, ve int) bool) bool {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return false
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return true
+	}
+	for i < len(b) {
+		ve, ok := skipValue(b, i)
+		if !ok {
+			return false
+		}
+		if !fn(i, ve) {
+			return true
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return false
+		}
+		if b[i] == ']' {
+			return true
+		}
+		if b[i] != ',' {
+			return false
+		}
+		i = skipWS(b, i+1)
+	}
+	return false
+}
+
+// field returns the raw value of key in the object b, or nil.
+func field(b []byte, key string) []byte {
+	var out []byte
+	members(b, func(k []byte, vs, ve int) bool {
+		if string(k) == key {
+			out = b[vs:ve]
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// stringValue decodes a JSON string value; ok is false for anything else.
+func stringValue(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// intValue reads a JSON integer (a float is truncated); 0 when absent.
+func intValue(raw []byte) int64 {
+	if len(raw) == 0 || raw[0] == '"' || raw[0] == 'n' {
+		return 0
+	}
+	var n int64
+	digits := true
+	for _, c := range raw {
+		if c < '0' || c > '9' || n > (1<<62)/10 {
+			digits = false
+			break
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if digits {
+		return n
+	}
+	f, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		return 0
+	}
+	return int64(f)
+}
+
+// isNull reports whether a raw value is absent or null.
+func isNull(raw []byte) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// nonEmpty reports whether a raw value carries something: a non-empty
+// string, array or object, a number or true.
+func nonEmpty(raw []byte) bool {
+	switch {
+	case isNull(raw), string(raw) == `""`, string(raw) == "false":
+		return false
+	case raw[0] == '[' || raw[0] == '{':
+		return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
+	}
+	return true
+}

@@ -1,0 +1,374 @@
+package proxy
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// Credential types.
+const (
+	TypeOpenAI    = "openai"
+	TypeAnthropic = "anthropic"
+	TypeProxy     = "proxy"
+)
+
+// Credential is one upstream account as config describes it.
+type Credential struct {
+	Name    string
+	Type    string // openai | anthropic | proxy
+	BaseURL string // a trailing "/v1" is trimmed; the client's path is appended
+	APIKey  string
+	// RPM and TPM limit the credential over a sliding 60 s window; 0 or
+	// -1 means unlimited.
+	RPM, TPM int
+	// Weight is the round-robin weight; 0 means 1.
+	Weight     int
+	IsFallback bool
+}
+
+// Route says that a credential serves a public model id.
+type Route struct {
+	Model         string // the public id clients send
+	Credential    string
+	UpstreamModel string // the name sent upstream; empty means Model
+	// Weight overrides the credential's weight for this model when > 0.
+	Weight int
+	// RPM and TPM limit the credential+model pair; 0 or -1 is unlimited.
+	RPM, TPM int
+}
+
+// Settings are the failover knobs an operator may change at runtime.
+// MaxHops <= 0 means no hop limit (every candidate is tried at most once);
+// TimeBudget 0 means no budget.
+type Settings = domain.FallbackSettings
+
+// Gate answers whether a pair may be routed to now; *projections.Snapshot
+// satisfies it. A nil Gate blocks nothing.
+type Gate interface {
+	Blocked(credential, model string, now time.Time) (domain.Block, bool)
+}
+
+// Deps is everything the proxy needs, given once at construction.
+type Deps struct {
+	Credentials []Credential
+	// Routes map public model ids to credentials. With no routes at all,
+	// every credential serves every model.
+	Routes []Route
+	// Aliases maps a name a client may send to the public model id.
+	Aliases    map[string]string
+	MasterKey  string
+	ClientKeys []string
+
+	MaxBodyBytes int64 // request bodies above this get 413; 0 means 100 MiB
+	// MaxResponseBytes bounds a buffered upstream body; 0 means
+	// 10 × MaxBodyBytes.
+	MaxResponseBytes int64
+	// RequestTimeout bounds each attempt up to its response headers, and
+	// the body of a non-streamed response. 0 means none.
+	RequestTimeout      time.Duration
+	IdleConnTimeout     time.Duration // 0 means 120 s
+	MaxIdleConns        int           // 0 means 1024
+	MaxIdleConnsPerHost int           // 0 means 256
+
+	// Snapshot returns the current routing view. Nil blocks nothing. It
+	// must not return a nil pointer wrapped in a non-nil Gate.
+	Snapshot func() Gate
+	// Settings returns the current failover settings. Nil means 20 hops
+	// and a 45 s budget.
+	Settings func() Settings
+	// Record receives one outcome per upstream attempt. It must not block.
+	Record func(domain.Outcome)
+	// Watched reports whether Fail2Ban counts status for the credential;
+	// such a client error fails over instead of passing through.
+	Watched func(credential string, status int) bool
+
+	Logger hclog.Logger
+	Clock  func() time.Time // nil means time.Now
+
+	// ProxyModelRefresh is how often proxy credentials' models are
+	// re-learned; 0 means 30 s. ProxyFetchTimeout bounds one fetch; 0
+	// means 15 s.
+	ProxyModelRefresh time.Duration
+	ProxyFetchTimeout time.Duration
+}
+
+// Defaults applied by New.
+const (
+	defaultMaxBodyBytes   = 100 << 20
+	defaultMaxHops        = 20
+	defaultTimeBudget     = 45 * time.Second
+	defaultIdleConn       = 120 * time.Second
+	defaultRefresh        = 30 * time.Second
+	defaultFetchTimeout   = 15 * time.Second
+	defaultMaxIdle        = 1024
+	defaultMaxIdlePerHost = 256
+)
+
+// Proxy is the OpenAI-compatible front door. It is safe for concurrent use.
+type Proxy struct {
+	creds    []*credState
+	byName   map[string]*credState
+	routes   []Route
+	aliases  map[string]string
+	keys     [][sha256.Size]byte
+	maxBody  int64
+	maxResp  int64
+	timeout  time.Duration
+	snapshot func() Gate
+	settings func() Settings
+	record   func(domain.Outcome)
+	watched  func(string, int) bool
+	log      hclog.Logger
+	now      func() time.Time
+	created  int64
+
+	transport *http.Transport
+	bufs      sync.Pool // *bytes.Buffer for upstream bodies
+	chunks    sync.Pool // *[]byte for stream relays
+	reqPrefix string
+	reqSeq    atomic.Uint64
+
+	table   atomic.Pointer[table]
+	mu      sync.Mutex // serialises table rebuilds and learned-model updates
+	learned map[string][]string
+	pairs   sync.Map // domain.Key -> *pairWindows, kept across rebuilds
+
+	refresh      time.Duration
+	fetchTimeout time.Duration
+	stop         context.CancelFunc
+	wg           sync.WaitGroup
+}
+
+// New validates the dependencies and builds the candidate tables and the
+// pooled transport.
+func New(d Deps) (*Proxy, error) {
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	p := &Proxy{
+		byName:       make(map[string]*credState, len(d.Credentials)),
+		routes:       d.Routes,
+		aliases:      make(map[string]string, len(d.Aliases)),
+		maxBody:      d.MaxBodyBytes,
+		maxResp:      d.MaxResponseBytes,
+		timeout:      d.RequestTimeout,
+		snapshot:     d.Snapshot,
+		settings:     d.Settings,
+		record:       d.Record,
+		watched:      d.Watched,
+		log:          d.Logger,
+		now:          d.Clock,
+		learned:      make(map[string][]string),
+		refresh:      d.ProxyModelRefresh,
+		fetchTimeout: d.ProxyFetchTimeout,
+	}
+	p.applyDefaults()
+	for alias, real := range d.Aliases {
+		if alias == real {
+			p.log.Warn("model alias points to itself; ignored", "alias", alias)
+			continue
+		}
+		p.aliases[alias] = real
+	}
+	p.keys = append(p.keys, sha256.Sum256([]byte(d.MasterKey)))
+	for _, k := range d.ClientKeys {
+		if k != "" {
+			p.keys = append(p.keys, sha256.Sum256([]byte(k)))
+		}
+	}
+	for i, c := range d.Credentials {
+		cs, err := newCredState(i, c)
+		if err != nil {
+			return nil, err
+		}
+		p.creds = append(p.creds, cs)
+		p.byName[c.Name] = cs
+	}
+	p.transport = newTransport(d, p.timeout)
+	p.created = p.now().Unix()
+	p.reqPrefix = requestIDPrefix()
+	p.rebuild()
+	return p, nil
+}
+
+func (p *Proxy) applyDefaults() {
+	if p.maxBody <= 0 {
+		p.maxBody = defaultMaxBodyBytes
+	}
+	if p.maxResp <= 0 {
+		p.maxResp = 10 * p.maxBody
+	}
+	if p.settings == nil {
+		p.settings = func() Settings {
+			return Settings{MaxHops: defaultMaxHops, TimeBudget: domain.Duration(defaultTimeBudget)}
+		}
+	}
+	if p.record == nil {
+		p.record = func(domain.Outcome) {}
+	}
+	if p.watched == nil {
+		p.watched = func(string, int) bool { return false }
+	}
+	if p.log == nil {
+		p.log = hclog.NewNullLogger()
+	}
+	p.log = p.log.Named("proxy")
+	if p.now == nil {
+		p.now = time.Now
+	}
+	if p.refresh <= 0 {
+		p.refresh = defaultRefresh
+	}
+	if p.fetchTimeout <= 0 {
+		p.fetchTimeout = defaultFetchTimeout
+	}
+}
+
+// validate reports every problem with the dependencies at once. Messages
+// name credentials, never their keys.
+func validate(d Deps) error {
+	var errs []error
+	if d.MasterKey == "" {
+		errs = append(errs, errors.New("proxy: master key is required"))
+	}
+	if len(d.Credentials) == 0 {
+		errs = append(errs, errors.New("proxy: no credentials configured"))
+	}
+	seen := make(map[string]bool, len(d.Credentials))
+	for i, c := range d.Credentials {
+		switch {
+		case c.Name == "":
+			errs = append(errs, fmt.Errorf("proxy: credential %d: name is required", i))
+		case seen[c.Name]:
+			errs = append(errs, fmt.Errorf("proxy: credential %q: duplicate name", c.Name))
+		}
+		seen[c.Name] = true
+		switch c.Type {
+		case TypeOpenAI, TypeAnthropic, TypeProxy:
+		default:
+			errs = append(errs, fmt.Errorf("proxy: credential %q: type %q is not openai, anthropic or proxy", c.Name, c.Type))
+		}
+		if _, err := parseBaseURL(c.BaseURL); err != nil {
+			errs = append(errs, fmt.Errorf("proxy: credential %q: %w", c.Name, err))
+		}
+		if c.Weight < 0 {
+			errs = append(errs, fmt.Errorf("proxy: credential %q: weight %d is negative", c.Name, c.Weight))
+		}
+	}
+	type pair struct{ model, cred string }
+	routed := make(map[pair]bool, len(d.Routes))
+	for i, r := range d.Routes {
+		switch {
+		case r.Model == "":
+			errs = append(errs, fmt.Errorf("proxy: route %d: model is required", i))
+		case !seen[r.Credential]:
+			errs = append(errs, fmt.Errorf("proxy: route %d (%s): unknown credential %q", i, r.Model, r.Credential))
+		case routed[pair{r.Model, r.Credential}]:
+			errs = append(errs, fmt.Errorf("proxy: route %d: credential %q serves model %q twice", i, r.Credential, r.Model))
+		}
+		routed[pair{r.Model, r.Credential}] = true
+		if r.Weight < 0 {
+			errs = append(errs, fmt.Errorf("proxy: route %d (%s): weight %d is negative", i, r.Model, r.Weight))
+		}
+	}
+	if d.MaxBodyBytes < 0 || d.MaxResponseBytes < 0 || d.RequestTimeout < 0 {
+		errs = append(errs, errors.New("proxy: body limits and request timeout must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// parseBaseURL checks an http(s) base URL and trims a trailing "/" and
+// "/v1", since the client's path (which starts with /v1) is appended.
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("base_url %q must be an http or https URL with a host", raw)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
+	u.RawPath = ""
+	u.RawQuery = ""
+	u.Fragment = ""
+	u.User = nil
+	return u, nil
+}
+
+func newTransport(d Deps, timeout time.Duration) *http.Transport {
+	dialTimeout := timeout
+	if dialTimeout <= 0 {
+		dialTimeout = 30 * time.Second
+	}
+	idle := d.IdleConnTimeout
+	if idle <= 0 {
+		idle = defaultIdleConn
+	}
+	maxIdle, perHost := d.MaxIdleConns, d.MaxIdleConnsPerHost
+	if maxIdle <= 0 {
+		maxIdle = defaultMaxIdle
+	}
+	if perHost <= 0 {
+		perHost = defaultMaxIdlePerHost
+	}
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		ForceAttemptHTTP2:   true,
+		MaxIdleConns:        maxIdle,
+		MaxIdleConnsPerHost: perHost,
+		IdleConnTimeout:     idle,
+		TLSHandshakeTimeout: dialTimeout,
+		// The client's Accept-Encoding is not forwarded and the
+		// transport asks for nothing, so bodies arrive as sent and can be
+		// inspected (usage, empty completions) and relayed unchanged.
+		DisableCompression:    true,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Start learns the models of proxy credentials once, synchronously, and
+// then every ProxyModelRefresh until Close or ctx ends.
+func (p *Proxy) Start(ctx context.Context) {
+	if !p.hasProxyCredentials() {
+		return
+	}
+	p.RefreshModels(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	p.stop = cancel
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(p.refresh)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				p.RefreshModels(ctx)
+			}
+		}
+	}()
+}
+
+// Close stops the model-learning loop and closes idle upstream
+// connections.
+func (p *Proxy) Close() {
+	if p.stop != nil {
+		p.stop()
+	}
+	p.wg.Wait()
+	p.transport.CloseIdleConnections()
+}

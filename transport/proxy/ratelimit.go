@@ -1,0 +1,163 @@
+package proxy
+
+import (
+	"math"
+	"sync/atomic"
+)
+
+// windowSeconds is the length of a rate-limit window.
+const windowSeconds = 60
+
+// window counts requests or tokens over a sliding 60 s window as a ring of
+// one-second buckets. Each bucket packs the low 32 bits of its Unix second
+// and its count into one word, so adding, expiring and summing are plain
+// atomic operations: no lock, no allocation, and a cost that does not grow
+// as the window fills (the router we replace kept one timestamp per request
+// and scanned them all on every check).
+type window struct {
+	buckets [windowSeconds]atomic.Uint64
+}
+
+func packBucket(sec uint32, n uint32) uint64 { return uint64(sec)<<32 | uint64(n) }
+
+// add counts n at second sec. A bucket still holding an older second is
+// restarted.
+func (w *window) add(sec int64, n uint32) {
+	b := &w.buckets[uint64(sec)%windowSeconds]
+	s := uint32(sec)
+	for {
+		old := b.Load()
+		c := n
+		if uint32(old>>32) == s {
+			prev := uint32(old)
+			c = prev + n
+			if c < prev {
+				c = math.MaxUint32
+			}
+		}
+		if b.CompareAndSwap(old, packBucket(s, c)) {
+			return
+		}
+	}
+}
+
+// sub takes back n counted at second sec, when that bucket still holds it.
+func (w *window) sub(sec int64, n uint32) {
+	b := &w.buckets[uint64(sec)%windowSeconds]
+	s := uint32(sec)
+	for {
+		old := b.Load()
+		if uint32(old>>32) != s {
+			return
+		}
+		c := uint32(old)
+		if c < n {
+			c = n
+		}
+		if b.CompareAndSwap(old, packBucket(s, c-n)) {
+			return
+		}
+	}
+}
+
+// sum is the count over the 60 s ending at second sec (inclusive).
+func (w *window) sum(sec int64) int64 {
+	s := uint32(sec)
+	var total int64
+	for i := range w.buckets {
+		v := w.buckets[i].Load()
+		// Unsigned age: buckets from the future (a clock step back) and
+		// never-written buckets wrap to a huge age and are skipped.
+		if s-uint32(v>>32) < windowSeconds {
+			total += int64(uint32(v))
+		}
+	}
+	return total
+}
+
+// freeIn returns how many seconds from sec until the window's sum drops
+// below limit, at bucket granularity; 0 when it already is.
+func (w *window) freeIn(sec int64, limit int64) int64 {
+	total := w.sum(sec)
+	if total < limit {
+		return 0
+	}
+	s := uint32(sec)
+	var byAge [windowSeconds]int64
+	for i := range w.buckets {
+		v := w.buckets[i].Load()
+		if age := s - uint32(v>>32); age < windowSeconds {
+			byAge[age] += int64(uint32(v))
+		}
+	}
+	for age := windowSeconds - 1; age >= 0; age-- {
+		total -= byAge[age]
+		if total < limit {
+			// A bucket of age a leaves the window windowSeconds-a
+			// seconds from now.
+			return int64(windowSeconds - age)
+		}
+	}
+	return windowSeconds
+}
+
+// limits is a requests-per-minute and tokens-per-minute limit over one
+// pair of windows; a limit <= 0 is unlimited.
+type limits struct {
+	rpm, tpm int64
+	reqs     window
+	toks     window
+}
+
+func normLimit(v int) int64 {
+	if v <= 0 {
+		return 0
+	}
+	return int64(v)
+}
+
+// full reports whether the next request would exceed a limit at second sec.
+func (l *limits) full(sec int64) bool {
+	if l.rpm > 0 && l.reqs.sum(sec) >= l.rpm {
+		return true
+	}
+	return l.tpm > 0 && l.toks.sum(sec) >= l.tpm
+}
+
+// reserve counts one request at sec unless that exceeds the rpm limit; the
+// count is taken first and given back on failure, so concurrent callers
+// never overshoot the limit.
+func (l *limits) reserve(sec int64) bool {
+	l.reqs.add(sec, 1)
+	if l.rpm > 0 && l.reqs.sum(sec) > l.rpm {
+		l.reqs.sub(sec, 1)
+		return false
+	}
+	return true
+}
+
+// release gives back a reservation.
+func (l *limits) release(sec int64) { l.reqs.sub(sec, 1) }
+
+// charge counts tokens used by a finished response.
+func (l *limits) charge(sec int64, tokens int64) {
+	if tokens <= 0 {
+		return
+	}
+	if tokens > math.MaxUint32 {
+		tokens = math.MaxUint32
+	}
+	l.toks.add(sec, uint32(tokens))
+}
+
+// freeIn returns the seconds until the next request fits under both limits.
+func (l *limits) freeIn(sec int64) int64 {
+	var wait int64
+	if l.rpm > 0 {
+		wait = l.reqs.freeIn(sec, l.rpm)
+	}
+	if l.tpm > 0 {
+		wait = max(wait, l.toks.freeIn(sec, l.tpm))
+	}
+	return wait
+}

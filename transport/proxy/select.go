@@ -1,0 +1,103 @@
+package proxy
+
+import (
+	"time"
+)
+
+// idxSet marks candidates of one pool by index.
+type idxSet []uint64
+
+func newIdxSet(n int) idxSet    { return make(idxSet, (n+63)/64) }
+func (s idxSet) has(i int) bool { return s[i>>6]&(1<<(uint(i)&63)) != 0 }
+func (s idxSet) set(i int)      { s[i>>6] |= 1 << (uint(i) & 63) }
+func (s idxSet) count() (n int) {
+	for _, w := range s {
+		for ; w != 0; w &= w - 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// pick chooses the next candidate for a request on surface ep, skipping
+// those in skip, those the gate blocks and those over a rate limit, by
+// smooth weighted round-robin (nginx): every live candidate's counter grows
+// by its weight, the highest counter wins (ties go to config order) and the
+// winner's counter drops by the total. Fallback candidates are considered
+// only when no primary is live. The winner is charged one request in its
+// windows; a candidate that loses that race joins skip and the pick runs
+// again.
+//
+// The counters are atomics owned by the pool: concurrent picks on one model
+// may interleave, which can make two of them agree on a winner, but every
+// pick adds each live weight once and takes the total off once, so the
+// long-run shares stay exact. Nothing here locks or allocates.
+func (pl *pool) pick(g Gate, now time.Time, skip idxSet, ep endpoint) int {
+	sec := now.Unix()
+	for {
+		i := pl.pickGroup(g, now, sec, skip, ep, 0, pl.primary)
+		if i < 0 {
+			i = pl.pickGroup(g, now, sec, skip, ep, pl.primary, len(pl.cands))
+		}
+		if i < 0 {
+			return -1
+		}
+		c := &pl.cands[i]
+		if c.reserve(sec) {
+			return i
+		}
+		skip.set(i)
+	}
+}
+
+func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endpoint, from, to int) int {
+	best, bestCur, total := -1, int64(0), int64(0)
+	for i := from; i < to; i++ {
+		c := &pl.cands[i]
+		if skip.has(i) || !c.usable(g, now, sec, ep) {
+			continue
+		}
+		cur := c.current.Add(c.weight)
+		total += c.weight
+		if best < 0 || cur > bestCur {
+			best, bestCur = i, cur
+		}
+	}
+	if best >= 0 {
+		pl.cands[best].current.Add(-total)
+	}
+	return best
+}
+
+// usable reports whether the candidate serves ep and is neither blocked by
+// the gate nor over a rate limit at this moment.
+func (c *candidate) usable(g Gate, now time.Time, sec int64, ep endpoint) bool {
+	if c.cred.eps&ep == 0 {
+		return false
+	}
+	if g != nil {
+		if _, blocked := g.Blocked(c.cred.name, c.model, now); blocked {
+			return false
+		}
+	}
+	return !c.cred.limits.full(sec) && !c.pair.full(sec)
+}
+
+// reserve counts one request on the credential and the pair, or nothing
+// when either is at its rpm limit.
+func (c *candidate) reserve(sec int64) bool {
+	if !c.cred.limits.reserve(sec) {
+		return false
+	}
+	if !c.pair.reserve(sec) {
+		c.cred.limits.release(sec)
+		return false
+	}
+	return true
+}
+
+// charge counts a response's tokens on the credential and the pair.
+func (c *candidate) charge(sec int64, tokens int64) {
+	c.cred.limits.charge(sec, tokens)
+	c.pair.charge(sec, tokens)
+}

@@ -1,0 +1,249 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// Stream relay sizes: reads go into a chunkSize buffer; the first data
+// event is awaited up to firstEventMax bytes.
+const (
+	chunkSize     = 32 << 10
+	firstEventMax = 16 << 10
+)
+
+// relay streams a 2xx event-stream response. Nothing reaches the client
+// until the first data event has arrived, so a stream that fails before
+// that (no bytes, a dropped connection, an in-band error event, the
+// budget) fails over like any other attempt and the client never sees it.
+// From the first byte on the stream is committed: chunks are relayed and
+// flushed as they come, and a failure ends the stream with an SSE error
+// event.
+func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop,
+	resp *http.Response, ctx context.Context, cancel context.CancelCauseFunc) bool {
+	defer resp.Body.Close()
+	bp := p.getChunk()
+	defer p.putChunk(bp)
+	buf := *bp
+
+	budget := p.armBudget(rq, cancel)
+	n, end, err := readFirstEvent(resp.Body, buf)
+	if stopTimer(budget) {
+		class, budgetOut := failureClass(r, ctx, context.Cause(ctx))
+		h.class = class
+		return p.fail(rq, h, budgetOut)
+	}
+	if end < 0 {
+		if errors.Is(err, io.EOF) && n == 0 {
+			h.status, h.class, h.msg = resp.StatusCode, domain.ClassEmptyCompletion, "stream ended before any event"
+			return p.fail(rq, h, false)
+		}
+		if !errors.Is(err, io.EOF) {
+			class, budgetOut := failureClass(r, ctx, err)
+			h.class, h.msg = class, "stream failed before its first event"
+			return p.fail(rq, h, budgetOut)
+		}
+		end = n // a stream that ended after a partial event: relay it
+	}
+	if msg, bad := inBandError(buf[:end]); bad {
+		h.class, h.msg = domain.ClassServerError, redact(msg)
+		return p.fail(rq, h, false)
+	}
+
+	h.status, h.class = resp.StatusCode, domain.ClassOK
+	rq.hops = append(rq.hops, h)
+	hp := &rq.hops[len(rq.hops)-1]
+	hdr := w.Header()
+	copyResponseHeader(hdr, resp.Header)
+	setFallbackHeaders(hdr, rq.hops, rq.settings.ExposeDetailHeaders)
+	w.WriteHeader(resp.StatusCode)
+	rc := http.NewResponseController(w)
+
+	var usage sseUsage
+	var tail tailBytes
+	chunk := buf[:n]
+	for {
+		if len(chunk) > 0 {
+			usage.feed(chunk)
+			tail.note(chunk)
+			if _, werr := w.Write(chunk); werr != nil {
+				err = errClientGone
+				break
+			}
+			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+				err = errClientGone
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+		var m int
+		m, err = resp.Body.Read(buf)
+		chunk = buf[:m]
+	}
+	p.finishStream(w, r, rq, hp, err, &usage, &tail, cancel)
+	return true
+}
+
+// finishStream records how a committed stream ended and, when the upstream
+// failed, tells the client with an SSE error event.
+func (p *Proxy) finishStream(w http.ResponseWriter, r *http.Request, rq *request, hp *hop, err error,
+	usage *sseUsage, tail *tailBytes, cancel context.CancelCauseFunc) {
+	switch {
+	case errors.Is(err, io.EOF):
+		// a clean end
+	case errors.Is(err, errClientGone) || r.Context().Err() != nil:
+		cancel(errClientGone)
+		hp.status, hp.class = 0, domain.ClassCanceled
+	default:
+		hp.status, hp.class, hp.msg = 0, domain.ClassConnection, "stream interrupted after its first byte"
+		p.log.Warn("upstream stream failed after commit", "request_id", rq.id,
+			"credential", hp.cand.cred.name, "model", rq.model)
+		_, _ = w.Write(tail.terminator())
+		_, _ = w.Write(streamErrorEvent(rq.ep))
+		_ = http.NewResponseController(w).Flush()
+	}
+	hp.cand.charge(p.now().Unix(), usage.counts.tokens())
+	p.report(rq, hp, len(rq.hops), false)
+}
+
+// readFirstEvent reads until buf holds a complete event with data (comment
+// lines such as keep-alives do not count), up to firstEventMax bytes. end
+// is where that event ends, or -1.
+func readFirstEvent(body io.Reader, buf []byte) (n, end int, err error) {
+	for {
+		var m int
+		m, err = body.Read(buf[n:])
+		n += m
+		if end = firstDataEventEnd(buf[:n]); end >= 0 {
+			return n, end, nil
+		}
+		if n >= firstEventMax {
+			return n, n, nil
+		}
+		if err != nil {
+			return n, -1, err
+		}
+	}
+}
+
+// firstDataEventEnd returns the end of the first complete event that has a
+// non-comment line, or -1.
+func firstDataEventEnd(b []byte) int {
+	off := 0
+	for {
+		i, sep := eventBoundary(b[off:])
+		if i < 0 {
+			return -1
+		}
+		if hasDataLine(b[off : off+i]) {
+			return off + i + sep
+		}
+		off += i + sep
+	}
+}
+
+// eventBoundary finds the blank line that ends an event.
+func eventBoundary(b []byte) (at, sep int) {
+	lf, crlf := bytes.Index(b, []byte("\n\n")), bytes.Index(b, []byte("\r\n\r\n"))
+	switch {
+	case crlf >= 0 && (lf < 0 || crlf < lf):
+		return crlf, 4
+	case lf >= 0:
+		return lf, 2
+	}
+	return -1, 0
+}
+
+func hasDataLine(ev []byte) bool {
+	for line := range bytes.SplitSeq(ev, []byte("\n")) {
+		line = bytes.TrimRight(line, "\r")
+		if len(line) > 0 && line[0] != ':' {
+			return true
+		}
+	}
+	return false
+}
+
+// inBandError reports an error event among the first events: an "event:
+// error" line, or data whose JSON carries a non-null "error" or a type of
+// "error" or "response.failed".
+func inBandError(events []byte) (string, bool) {
+	for line := range bytes.SplitSeq(events, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if string(line) == "event: error" || string(line) == "event:error" {
+			return "error event before the first token", true
+		}
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 || data[0] != '{' {
+			continue
+		}
+		if e := field(data, "error"); !isNull(e) {
+			return errorMessage(data, ""), true
+		}
+		if typ, _ := stringValue(field(data, "type")); typ == "error" || typ == "response.failed" {
+			return errorMessage(data, ""), true
+		}
+	}
+	return "", false
+}
+
+// streamErrorEvent is the SSE event that ends a stream the upstream broke,
+// in the surface's own shape.
+func streamErrorEvent(ep endpoint) []byte {
+	switch ep {
+	case epMessages:
+		return []byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\"," +
+			"\"message\":\"upstream stream interrupted\"}}\n\n")
+	case epResponses:
+		return []byte("event: error\ndata: {\"type\":\"error\",\"code\":\"stream_error\"," +
+			"\"message\":\"upstream stream interrupted\",\"param\":null}\n\n")
+	}
+	return []byte("data: {\"error\":{\"message\":\"upstream stream interrupted\",\"type\":\"stream_error\"," +
+		"\"param\":null,\"code\":\"upstream_stream_interrupted\"}}\n\n")
+}
+
+// tailBytes remembers the last two bytes relayed, so an error event can
+// start on an event boundary.
+type tailBytes struct {
+	b [2]byte
+	n int
+}
+
+func (t *tailBytes) note(chunk []byte) {
+	for _, c := range chunk[max(0, len(chunk)-2):] {
+		t.b[0], t.b[1] = t.b[1], c
+		t.n++
+	}
+}
+
+// terminator closes a partially relayed event.
+func (t *tailBytes) terminator() []byte {
+	switch {
+	case t.n == 0 || (t.b[0] == '\n' && t.b[1] == '\n'):
+		return nil
+	case t.b[1] == '\n':
+		return []byte("\n")
+	}
+	return []byte("\n\n")
+}
+
+func (p *Proxy) getChunk() *[]byte {
+	if b, ok := p.chunks.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, chunkSize)
+	return &b
+}
+
+func (p *Proxy) putChunk(b *[]byte) { p.chunks.Put(b) }

@@ -1,0 +1,299 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// endpoint is one proxied surface, as a bit so a credential can say which
+// surfaces it serves.
+type endpoint uint8
+
+const (
+	epChat endpoint = 1 << iota
+	epCompletions
+	epEmbeddings
+	epResponses
+	epMessages
+)
+
+// endpointsFor says which surfaces a credential type serves: OpenAI-style
+// upstreams speak the OpenAI surfaces, Anthropic speaks Messages and its
+// OpenAI-compatible chat endpoint, and another router speaks everything.
+func endpointsFor(typ string) endpoint {
+	switch typ {
+	case TypeOpenAI:
+		return epChat | epCompletions | epEmbeddings | epResponses
+	case TypeAnthropic:
+		return epMessages | epChat
+	}
+	return epChat | epCompletions | epEmbeddings | epResponses | epMessages
+}
+
+// credState is a credential as the hot path uses it.
+type credState struct {
+	idx      int
+	name     string
+	typ      string
+	proxy    bool
+	fallback bool
+	weight   int64
+	base     url.URL
+	auth     string // the Authorization or x-api-key value; never logged
+	key      string
+	eps      endpoint
+	limits   limits
+}
+
+func newCredState(i int, c Credential) (*credState, error) {
+	u, err := parseBaseURL(c.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	cs := &credState{
+		idx: i, name: c.Name, typ: c.Type, proxy: c.Type == TypeProxy,
+		fallback: c.IsFallback, weight: max(int64(c.Weight), 1), base: *u,
+		key: c.APIKey, eps: endpointsFor(c.Type),
+	}
+	if c.APIKey != "" {
+		cs.auth = "Bearer " + c.APIKey
+		if c.Type == TypeAnthropic {
+			cs.auth = c.APIKey
+		}
+	}
+	cs.limits.rpm, cs.limits.tpm = normLimit(c.RPM), normLimit(c.TPM)
+	return cs, nil
+}
+
+// candidate is one credential serving one model.
+type candidate struct {
+	cred  *credState
+	model string // public id
+	// send is the JSON-encoded model name sent upstream; nil means the
+	// client's (alias-resolved) public id, as proxy credentials get.
+	send   []byte
+	weight int64
+	pair   *limits
+	// label is "credential/model", safe for a header.
+	label string
+	// okTrail is the trail of a first hop that succeeded.
+	okTrail string
+	// current is the smooth weighted round-robin counter.
+	current atomic.Int64
+}
+
+// pool is every candidate for one public model, primaries first in config
+// order, then fallbacks.
+type pool struct {
+	model    string
+	cands    []candidate
+	primary  int // cands[:primary] are primaries
+	eps      endpoint
+	hasLimit bool
+}
+
+// table is an immutable routing table; a rebuild swaps in a new one.
+type table struct {
+	pools map[string]*pool
+	// anyModel are the credentials that serve any model: every credential
+	// when no routes are configured, else proxy credentials whose models
+	// are not learned yet.
+	anyModel []*credState
+	// lazy holds pools made on demand for models only anyModel serves.
+	lazy      sync.Map // string -> *pool
+	lazyCount atomic.Int32
+	models    []string
+}
+
+// maxLazyPools bounds the pools kept for models named only by clients.
+const maxLazyPools = 4096
+
+// rebuild builds a new table from the routes and the learned models and
+// swaps it in. Rate-limit windows survive, round-robin counters restart.
+func (p *Proxy) rebuild() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t := &table{pools: make(map[string]*pool)}
+	order := []string{}
+	members := make(map[string][]candidateSpec)
+	add := func(model string, s candidateSpec) {
+		for _, m := range members[model] {
+			if m.cred == s.cred {
+				return
+			}
+		}
+		if _, ok := members[model]; !ok {
+			order = append(order, model)
+		}
+		members[model] = append(members[model], s)
+	}
+	for _, r := range p.routes {
+		add(r.Model, candidateSpec{cred: p.byName[r.Credential], upstream: r.UpstreamModel,
+			weight: r.Weight, rpm: r.RPM, tpm: r.TPM})
+	}
+	for _, c := range p.creds {
+		if !c.proxy {
+			continue
+		}
+		models, ok := p.learned[c.name]
+		if !ok {
+			continue
+		}
+		for _, m := range models {
+			add(m, candidateSpec{cred: c})
+		}
+	}
+	for _, c := range p.creds {
+		_, learned := p.learned[c.name]
+		if len(p.routes) == 0 || (c.proxy && !learned) {
+			t.anyModel = append(t.anyModel, c)
+		}
+	}
+	for _, model := range order {
+		specs := members[model]
+		for _, c := range t.anyModel {
+			specs = append(specs, candidateSpec{cred: c})
+		}
+		t.pools[model] = p.newPool(model, specs)
+	}
+	t.models = slices.Sorted(func(yield func(string) bool) {
+		for m := range t.pools {
+			if !yield(m) {
+				return
+			}
+		}
+	})
+	p.table.Store(t)
+}
+
+// candidateSpec is a candidate before it is built.
+type candidateSpec struct {
+	cred     *credState
+	upstream string
+	weight   int
+	rpm, tpm int
+}
+
+func (p *Proxy) newPool(model string, specs []candidateSpec) *pool {
+	specs = dedupe(specs)
+	pl := &pool{model: model, cands: make([]candidate, len(specs))}
+	// Primaries first, then fallbacks, each in config order.
+	slices.SortStableFunc(specs, func(a, b candidateSpec) int {
+		switch {
+		case a.cred.fallback == b.cred.fallback:
+			return 0
+		case a.cred.fallback:
+			return 1
+		}
+		return -1
+	})
+	for i, s := range specs {
+		c := &pl.cands[i]
+		c.cred = s.cred
+		c.model = model
+		c.weight = s.cred.weight
+		if s.weight > 0 {
+			c.weight = int64(s.weight)
+		}
+		if !s.cred.proxy {
+			up := s.upstream
+			if up == "" {
+				up = model
+			}
+			c.send, _ = json.Marshal(up)
+		}
+		c.pair = p.pairLimits(domain.Key{Credential: s.cred.name, Model: model}, s.rpm, s.tpm)
+		c.label = safeHeaderValue(s.cred.name + "/" + model)
+		c.okTrail = c.label + "=" + string(domain.ClassOK)
+		if !s.cred.fallback {
+			pl.primary++
+		}
+		pl.eps |= s.cred.eps
+		pl.hasLimit = pl.hasLimit || c.pair.rpm > 0 || c.pair.tpm > 0 ||
+			s.cred.limits.rpm > 0 || s.cred.limits.tpm > 0
+	}
+	return pl
+}
+
+func dedupe(specs []candidateSpec) []candidateSpec {
+	out := specs[:0:0]
+	for _, s := range specs {
+		if !slices.ContainsFunc(out, func(o candidateSpec) bool { return o.cred == s.cred }) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// pairLimits returns the windows of a pair, creating them once; the limits
+// are updated to the latest configuration.
+func (p *Proxy) pairLimits(k domain.Key, rpm, tpm int) *limits {
+	v, _ := p.pairs.LoadOrStore(k, &limits{})
+	l := v.(*limits)
+	// Limits are only written here, under p.mu, before the pool that
+	// reads them is published through the atomic table pointer.
+	l.rpm, l.tpm = normLimit(rpm), normLimit(tpm)
+	return l
+}
+
+// poolFor returns the candidates for a public model id, or nil when no
+// credential serves it.
+func (p *Proxy) poolFor(model string) *pool {
+	t := p.table.Load()
+	if pl, ok := t.pools[model]; ok {
+		return pl
+	}
+	if len(t.anyModel) == 0 {
+		return nil
+	}
+	if v, ok := t.lazy.Load(model); ok {
+		return v.(*pool)
+	}
+	specs := make([]candidateSpec, 0, len(t.anyModel))
+	for _, c := range t.anyModel {
+		specs = append(specs, candidateSpec{cred: c})
+	}
+	p.mu.Lock()
+	pl := p.newPool(model, specs)
+	p.mu.Unlock()
+	if t.lazyCount.Load() >= maxLazyPools {
+		return pl // served, but not kept
+	}
+	v, loaded := t.lazy.LoadOrStore(model, pl)
+	if !loaded {
+		t.lazyCount.Add(1)
+	}
+	return v.(*pool)
+}
+
+// Models returns the public model ids served: configured models and those
+// learned from proxy credentials, sorted. Aliases are not listed.
+func (p *Proxy) Models() []string {
+	return slices.Clone(p.table.Load().models)
+}
+
+// Usage returns the requests and tokens counted in the current 60 s window
+// for a credential (model "") or a credential+model pair.
+func (p *Proxy) Usage(credential, model string) (rpm, tpm int) {
+	sec := p.now().Unix()
+	var l *limits
+	if model == "" {
+		c, ok := p.byName[credential]
+		if !ok {
+			return 0, 0
+		}
+		l = &c.limits
+	} else {
+		v, ok := p.pairs.Load(domain.Key{Credential: credential, Model: model})
+		if !ok {
+			return 0, 0
+		}
+		l = v.(*limits)
+	}
+	return int(l.reqs.sum(sec)), int(l.toks.sum(sec))
+}

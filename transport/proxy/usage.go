@@ -1,0 +1,101 @@
+package proxy
+
+import "bytes"
+
+// tokenCount accumulates the usage a response reports. OpenAI bodies give
+// total_tokens; Anthropic and Responses give input and output tokens, a
+// stream possibly in several frames (input at the start, output at the
+// end), so the largest of each is kept.
+type tokenCount struct {
+	total, in, out int64
+}
+
+// add reads one usage object.
+func (t *tokenCount) add(u []byte) {
+	if isNull(u) {
+		return
+	}
+	members(u, func(k []byte, vs, ve int) bool {
+		switch string(k) {
+		case "total_tokens":
+			t.total = max(t.total, intValue(u[vs:ve]))
+		case "input_tokens", "prompt_tokens":
+			t.in = max(t.in, intValue(u[vs:ve]))
+		case "output_tokens", "completion_tokens":
+			t.out = max(t.out, intValue(u[vs:ve]))
+		}
+		return true
+	})
+}
+
+func (t *tokenCount) tokens() int64 {
+	if t.total > 0 {
+		return t.total
+	}
+	return t.in + t.out
+}
+
+// addEvent reads the usage of one JSON document: top level, or nested in
+// "message" (Anthropic message_start) or "response" (Responses events).
+func (t *tokenCount) addEvent(doc []byte) {
+	members(doc, func(k []byte, vs, ve int) bool {
+		switch string(k) {
+		case "usage":
+			t.add(doc[vs:ve])
+		case "message", "response":
+			if doc[vs] == '{' {
+				t.add(field(doc[vs:ve], "usage"))
+			}
+		}
+		return true
+	})
+}
+
+// bodyTokens is the token count of a whole response body.
+func bodyTokens(body []byte) int64 {
+	var t tokenCount
+	t.addEvent(body)
+	return t.tokens()
+}
+
+// sseUsage finds usage in a relayed event stream. Only lines that mention
+// "usage" are parsed; a line cut between two reads is carried over, up to
+// a bound.
+type sseUsage struct {
+	carry  []byte
+	counts tokenCount
+}
+
+const maxCarry = 1 << 20
+
+func (s *sseUsage) feed(b []byte) {
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			if len(s.carry)+len(b) <= maxCarry {
+				s.carry = append(s.carry, b...)
+			}
+			return
+		}
+		line := b[:i]
+		if len(s.carry) > 0 {
+			if len(s.carry)+len(line) <= maxCarry {
+				line = append(s.carry, line...)
+			}
+			s.carry = s.carry[:0]
+		}
+		s.line(line)
+		b = b[i+1:]
+	}
+}
+
+func (s *sseUsage) line(line []byte) {
+	if !bytes.Contains(line, []byte(`"usage"`)) {
+		return
+	}
+	data, ok := bytes.CutPrefix(line, []byte("data:"))
+	if !ok {
+		data = line // ndjson
+	}
+	s.counts.addEvent(bytes.TrimSpace(data))
+}
