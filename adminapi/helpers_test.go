@@ -137,7 +137,7 @@ var (
 // projections.Live exactly as cmd/airouter wires it, and reach the API's
 // Observe from AfterApply.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	log   *eventlog.Log
 	live  *projections.Live
@@ -153,7 +153,7 @@ type rig struct {
 	oids  atomic.Int64 // outcome event ids
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := testCtx(t)
 	l, err := eventlog.Open(ctx, eventlog.Options{StoreDir: t.TempDir(), Storage: eventlog.StorageMemory, Logger: testLogger(t)})
@@ -310,7 +310,7 @@ func (r *rig) health() (int, Health) {
 	return status, h
 }
 
-func decode(t *testing.T, body string, v any) {
+func decode(t testing.TB, body string, v any) {
 	t.Helper()
 	if err := json.Unmarshal([]byte(body), v); err != nil {
 		t.Fatalf("decode %q: %v", body, err)
@@ -318,7 +318,7 @@ func decode(t *testing.T, body string, v any) {
 }
 
 // errorMessage is the message of an error envelope.
-func errorMessage(t *testing.T, body string) string {
+func errorMessage(t testing.TB, body string) string {
 	t.Helper()
 	var e errorBody
 	decode(t, body, &e)

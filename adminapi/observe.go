@@ -14,9 +14,11 @@ import (
 // ones included (live false). For live events it counts bans, unbans,
 // cooldowns and benches and writes their log lines: an automatic ban at
 // ERROR ("Credential banned by fail2ban"), a manual one at WARN
-// ("Credential banned by admin"), unbans at INFO. Replayed events only
-// keep the record of active bans that unbans are counted against, so a
-// restart does not log history again.
+// ("Credential banned by admin"), unbans at INFO. A ban that ends counts
+// one unban, whether an expiry event or the next outcome on its pair
+// lifts it, as the fold does. Replayed events only keep the record of bans
+// that unbans are counted against, so a restart does not log history
+// again.
 //
 // The wiring calls it from projections.Live.AfterApply, before the
 // snapshot holding ev is published: an admin request then answers only
@@ -38,6 +40,13 @@ func (a *API) Observe(ev domain.Event, live bool) {
 		lifted := a.tracker.lifted(ev)
 		if live {
 			a.observeUnban(*ev.Unban, lifted)
+		}
+	case domain.KindOutcomeRecorded:
+		if ev.Outcome == nil {
+			return
+		}
+		if ended := a.tracker.outcome(ev); live && len(ended) > 0 {
+			a.observeUnban(domain.Unban{Credential: ev.Outcome.Credential, By: domain.LiftedByExpiry}, ended)
 		}
 	case domain.KindCooldownStarted:
 		if live && ev.Cooldown != nil {
@@ -192,6 +201,26 @@ func (t *banTracker) lifted(ev domain.Event) []domain.Key {
 		}
 	default:
 		lift(domain.Key{Credential: u.Credential, Model: u.Model})
+	}
+	return out
+}
+
+// outcome forgets the bans that ended before an outcome on their pair (the
+// pair's own ban and its credential's wildcard), which the fold lifts when
+// it folds the outcome, and returns their keys.
+func (t *banTracker) outcome(ev domain.Event) []domain.Key {
+	o := ev.Outcome
+	if o.Credential == "" || o.Model == "" || o.Model == domain.AllModels {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []domain.Key
+	for _, k := range [2]domain.Key{{Credential: o.Credential, Model: domain.AllModels}, o.Key()} {
+		if b, ok := t.bans[k]; ok && !b.perm && !ev.At.Before(b.until) {
+			delete(t.bans, k)
+			out = append(out, k)
+		}
 	}
 	return out
 }

@@ -14,8 +14,8 @@ import (
 // TestTrackerCountsWhatTheFoldLifts checks the unban counting of Observe
 // against projections: for any history of bans, outcomes, admin unbans and
 // expiries, an admin unban is counted once per ban that was active just
-// before it (as /api/unban's "removed" counts them), and an expiry once
-// per ban it really ends.
+// before it (as /api/unban's "removed" counts them), an expiry once per
+// ban it really ends, and an outcome once per ended ban it lifts.
 func TestTrackerCountsWhatTheFoldLifts(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		creds := []string{"a", "b"}
@@ -69,7 +69,18 @@ func TestTrackerCountsWhatTheFoldLifts(t *testing.T) {
 					}
 				}
 			case 4:
-				apply(outcome(fmt.Sprintf("o/%d", i), cred, rapid.SampledFrom(models[1:]).Draw(rt, "outcome model"), 200, now))
+				model := rapid.SampledFrom(models[1:]).Draw(rt, "outcome model")
+				want := 0
+				for _, ev := range st.ExpiredBans(now) {
+					if u := ev.Unban; u.Credential == cred && (u.Model == model || u.Model == domain.AllModels) {
+						want++
+					}
+				}
+				ev := outcome(fmt.Sprintf("o/%d", i), cred, model, 200, now)
+				apply(ev)
+				if got := len(tr.outcome(ev)); got != want {
+					rt.Fatalf("outcome on %s/%s at step %d ended %d bans, want %d", cred, model, i, got, want)
+				}
 			}
 		}
 	})

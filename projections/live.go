@@ -51,13 +51,16 @@ func (l *Live) Load() *Snapshot { return l.snap.Load() }
 // Apply folds ev into the working state, runs AfterApply, and publishes a
 // new snapshot when no more events are pending (pending is how many the
 // consumer knows are still waiting behind ev) or every swapEvery events.
-// Writer goroutine only.
+// An event at or below the applied sequence (a re-delivery) is ignored and
+// AfterApply does not run for it. Writer goroutine only.
 func (l *Live) Apply(ev domain.Event, pending uint64) {
-	l.state = Apply(l.state, ev)
-	if l.AfterApply != nil {
-		l.AfterApply(l.state, ev)
+	if ev.Seq == 0 || ev.Seq > l.state.seq {
+		l.state = Apply(l.state, ev)
+		if l.AfterApply != nil {
+			l.AfterApply(l.state, ev)
+		}
+		l.unpublished++
 	}
-	l.unpublished++
 	if pending == 0 || l.unpublished >= l.every {
 		l.Flush()
 	}

@@ -170,11 +170,16 @@ func TestLiveAfterApply(t *testing.T) {
 		f := s.Facts(ev)
 		calls = append(calls, fmt.Sprintf("%d:%d", ev.Seq, f.Counts[429]))
 	}
-	for _, ev := range numbered(outcome(0, "a", "gpt", 429), outcome(m, "a", "gpt", 429), bench(m, "gpt", m)) {
-		live.Apply(ev, 0)
+	evs := numbered(outcome(0, "a", "gpt", 429), outcome(m, "a", "gpt", 429), bench(m, "gpt", m))
+	live.Apply(evs[0], 1)
+	live.Apply(evs[1], 1)
+	live.Apply(evs[1], 0) // re-delivered: not folded, no hook, but the backlog is published
+	if got := live.Load().Seq(); got != 2 {
+		t.Fatalf("after a re-delivery with nothing pending the snapshot is at %d, want 2", got)
 	}
+	live.Apply(evs[2], 0)
 	if got := join(calls); got != "1:1 2:2 3:0" {
-		t.Fatalf("AfterApply saw %s, want the state right after each event", got)
+		t.Fatalf("AfterApply saw %s, want the state right after each new event", got)
 	}
 }
 
