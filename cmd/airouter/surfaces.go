@@ -22,7 +22,7 @@ func (rt *router) buildSurfaces() error {
 		Watched:         policy.Watched,
 		LogStatus:       rt.logStatus,
 		DefaultSettings: cfg.Fallback.Settings(),
-		Logger:          rt.logger.Named("admin"),
+		Logger:          rt.logger,
 		WriteTimeout:    cfg.Server.RequestTimeout,
 	}
 	for _, c := range cfg.Credentials {

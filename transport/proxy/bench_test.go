@@ -1,0 +1,410 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// The proxy benchmark runs the fake upstream and the load generator in a
+// child process (this test binary, re-executed with benchChildEnv set), so
+// the benchmark process holds only the proxy being measured, and its own
+// CPU time (getrusage RUSAGE_SELF) over a phase is that proxy's cost. One
+// phase runs at a time: direct to the upstream (the benchmark process is
+// idle), through a bare httputil.ReverseProxy, and through airouter.
+//
+//	go test -run '^$' -bench BenchmarkProxyOverhead -benchtime 1x ./transport/proxy/
+
+const benchChildEnv = "AIROUTER_BENCH_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchChildEnv) == "1" {
+		if err := runBenchChild(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// loadResult is what the child reports for one load run.
+type loadResult struct {
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	Seconds  float64 `json:"seconds"`
+	P50us    float64 `json:"p50_us"`
+	P99us    float64 `json:"p99_us"`
+	ChildCPU float64 `json:"child_cpu_s"`
+}
+
+// runBenchChild serves the fake upstream and runs load on command:
+// "load <url> <conns> <rate|0> <seconds>".
+func runBenchChild(in io.Reader, out io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	answer := []byte(chatOK("hello"))
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(out, "ready http://%s\n", ln.Addr())
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		var target string
+		var conns, rate int
+		var secs float64
+		if _, err := fmt.Sscanf(sc.Text(), "load %s %d %d %f", &target, &conns, &rate, &secs); err != nil {
+			return fmt.Errorf("bad command %q: %w", sc.Text(), err)
+		}
+		before := cpuSeconds()
+		res := generateLoad(target, conns, rate, time.Duration(secs*float64(time.Second)))
+		res.ChildCPU = cpuSeconds() - before
+		b, _ := json.Marshal(res)
+		fmt.Fprintf(out, "%s\n", b)
+	}
+	return sc.Err()
+}
+
+// generateLoad keeps conns keep-alive connections busy for d, as fast as
+// they go (rate 0) or at rate requests per second in total.
+func generateLoad(target string, conns, rate int, d time.Duration) loadResult {
+	tr := &http.Transport{MaxIdleConns: 2 * conns, MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	body := `{"model":"gpt-4o","messages":[{"role":"user","content":"Say hello in one word."}],"temperature":0}`
+	send := func() (time.Duration, bool) {
+		req, _ := http.NewRequest(http.MethodPost, target+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+masterKey)
+		req.Header.Set("Content-Type", "application/json")
+		t0 := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, false
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return time.Since(t0), resp.StatusCode == 200
+	}
+	// warm the connections up
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Add(1)
+		go func() { defer wg.Done(); send() }()
+	}
+	wg.Wait()
+
+	lat := make([][]time.Duration, conns)
+	errs := make([]int64, conns)
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var interval time.Duration
+			next := start
+			if rate > 0 {
+				interval = time.Duration(float64(time.Second) * float64(conns) / float64(rate))
+				next = start.Add(interval * time.Duration(w) / time.Duration(conns))
+			}
+			for {
+				if rate > 0 {
+					if wait := time.Until(next); wait > 0 {
+						time.Sleep(wait)
+					}
+					next = next.Add(interval)
+				}
+				if time.Now().After(deadline) {
+					return
+				}
+				el, ok := send()
+				if !ok {
+					errs[w]++
+					continue
+				}
+				lat[w] = append(lat[w], el)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	var all []time.Duration
+	var nerr int64
+	for w := range conns {
+		all = append(all, lat[w]...)
+		nerr += errs[w]
+	}
+	slices.Sort(all)
+	pct := func(p float64) float64 {
+		if len(all) == 0 {
+			return 0
+		}
+		return float64(all[int(p*float64(len(all)-1))].Nanoseconds()) / 1e3
+	}
+	return loadResult{Requests: int64(len(all)), Errors: nerr, Seconds: elapsed, P50us: pct(0.50), P99us: pct(0.99)}
+}
+
+// cpuSeconds is this process's user+system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// heapObjects is the number of heap objects allocated so far.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+type benchChild struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	url string
+}
+
+func startBenchChild(b *testing.B) *benchChild {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchChildEnv+"=1", "GOMAXPROCS="+fmt.Sprint(runtime.GOMAXPROCS(0)))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &benchChild{cmd: cmd, in: in, out: bufio.NewReader(outPipe)}
+	line, err := c.out.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready ") {
+		b.Fatalf("bench child did not start: %q %v", line, err)
+	}
+	c.url = strings.TrimSpace(strings.TrimPrefix(line, "ready "))
+	b.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	return c
+}
+
+func (c *benchChild) load(b *testing.B, target string, conns, rate int, d time.Duration) loadResult {
+	fmt.Fprintf(c.in, "load %s %d %d %f\n", target, conns, rate, d.Seconds())
+	line, err := c.out.ReadString('\n')
+	if err != nil {
+		b.Fatalf("bench child: %v", err)
+	}
+	var r loadResult
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		b.Fatalf("bench child said %q: %v", line, err)
+	}
+	return r
+}
+
+// serve runs h on a fresh 127.0.0.1 listener until the benchmark ends.
+func serve(b *testing.B, h http.Handler) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// benchAirouter builds the proxy as the wiring would: two credentials on
+// the upstream with (never reached) rpm/tpm limits so every window is
+// consulted, a gate with entries, the default failover settings (both
+// timers armed), and a Record that hands each outcome to a goroutine that
+// stamps and encodes it as an event, as the log publisher does (the NATS
+// publish itself is not part of this process).
+func benchAirouter(b *testing.B, upstreamURL string) http.Handler {
+	events := make(chan domain.Outcome, 8192)
+	go func() {
+		for o := range events {
+			_, _ = domain.Encode(domain.Event{Kind: domain.KindOutcomeRecorded, At: time.Now(), Outcome: &o})
+		}
+	}()
+	b.Cleanup(func() { close(events) })
+	creds := []Credential{
+		{Name: "a", Type: TypeOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-a-0123456789", RPM: 1 << 30, TPM: 1 << 30},
+		{Name: "b", Type: TypeOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-b-0123456789", RPM: 1 << 30, Weight: 2},
+	}
+	routes := []Route{{Model: "gpt-4o", Credential: "a", RPM: 1 << 30}, {Model: "gpt-4o", Credential: "b", UpstreamModel: "gpt-4o-2024-08-06"}}
+	gate := mapGate{{Credential: "c", Model: "gpt-4o"}: {Reason: domain.BlockBanned, Permanent: true}}
+	p, err := New(Deps{
+		Credentials: creds, Routes: routes, MasterKey: masterKey, RequestTimeout: 60 * time.Second,
+		Snapshot: func() Gate { return gate },
+		Record: func(o domain.Outcome) {
+			select {
+			case events <- o:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.Close)
+	return p.Handler()
+}
+
+// bareReverseProxy is the floor: httputil.ReverseProxy with a transport
+// pooled like airouter's (the default transport keeps 2 idle connections
+// per host, which would measure connection churn instead of proxying).
+func bareReverseProxy(upstreamURL string) http.Handler {
+	u, _ := url.Parse(upstreamURL)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 120 * time.Second,
+		DisableCompression: true, ForceAttemptHTTP2: true}
+	return rp
+}
+
+type phaseResult struct {
+	name        string
+	max, fixed  loadResult
+	cpuPerReqUS float64 // at the fixed rate
+	allocsReq   float64
+}
+
+func BenchmarkProxyOverhead(b *testing.B) {
+	if testing.Short() {
+		b.Skip("takes about half a minute")
+	}
+	const conns = 64
+	span := 4 * time.Second
+	child := startBenchChild(b)
+	targets := []struct {
+		name string
+		url  string
+	}{
+		{"direct", child.url},
+		{"reverseproxy", serve(b, bareReverseProxy(child.url))},
+		{"airouter", serve(b, benchAirouter(b, child.url))},
+	}
+	results := make([]phaseResult, len(targets))
+	for i, t := range targets {
+		results[i].name = t.name
+		results[i].max = child.load(b, t.url, conns, 0, span)
+	}
+	// The fixed rate is half of the slowest proxy's maximum, so every
+	// proxy does the same work without saturating.
+	rate := int(min(results[1].max.rps(), results[2].max.rps()) / 2)
+	for i, t := range targets {
+		runtime.GC()
+		cpu0, obj0 := cpuSeconds(), heapObjects()
+		results[i].fixed = child.load(b, t.url, conns, rate, span)
+		cpu1, obj1 := cpuSeconds(), heapObjects()
+		n := float64(results[i].fixed.Requests)
+		results[i].cpuPerReqUS = (cpu1 - cpu0) / n * 1e6
+		results[i].allocsReq = float64(obj1-obj0) / n
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n%d keep-alive connections, %v per run, GOMAXPROCS=%d; fixed rate %d req/s\n", conns, span, runtime.GOMAXPROCS(0), rate)
+	fmt.Fprintf(&sb, "%-13s %10s %9s %9s | %9s %9s %9s %12s %11s\n", "target", "max rps", "p50 µs", "p99 µs", "rate rps", "p50 µs", "p99 µs", "proxy CPU/req", "allocs/req")
+	for _, r := range results {
+		fmt.Fprintf(&sb, "%-13s %10.0f %9.0f %9.0f | %9.0f %9.0f %9.0f %10.1fµs %11.1f\n", r.name, r.max.rps(), r.max.P50us, r.max.P99us,
+			r.fixed.rps(), r.fixed.P50us, r.fixed.P99us, r.cpuPerReqUS, r.allocsReq)
+		if r.max.Errors+r.fixed.Errors > 0 {
+			fmt.Fprintf(&sb, "  %s: %d errors\n", r.name, r.max.Errors+r.fixed.Errors)
+		}
+	}
+	rp, ar := results[1], results[2]
+	fmt.Fprintf(&sb, "airouter / reverseproxy: CPU per request %.2fx, max rps %.2fx, p50 at the fixed rate %.2fx, p99 %.2fx\n",
+		ar.cpuPerReqUS/rp.cpuPerReqUS, ar.max.rps()/rp.max.rps(), ar.fixed.P50us/rp.fixed.P50us, ar.fixed.P99us/rp.fixed.P99us)
+	b.Log(sb.String())
+	b.ReportMetric(ar.cpuPerReqUS/rp.cpuPerReqUS, "cpu-ratio")
+	b.ReportMetric(ar.cpuPerReqUS, "airouter-cpu-µs/req")
+	b.ReportMetric(rp.cpuPerReqUS, "revproxy-cpu-µs/req")
+	b.ReportMetric(ar.max.rps(), "airouter-max-rps")
+	b.ReportMetric(rp.max.rps(), "revproxy-max-rps")
+}
+
+func (r loadResult) rps() float64 {
+	if r.Seconds == 0 {
+		return 0
+	}
+	return float64(r.Requests) / r.Seconds
+}
+
+// BenchmarkSelect is the selection step alone: a pool of three primaries
+// and a fallback, a gate holding a ban, rpm limits on every window.
+func BenchmarkSelect(b *testing.B) {
+	pl, gate := benchPool(b)
+	skip := newIdxSet(len(pl.cands))
+	b.ReportAllocs()
+	for b.Loop() {
+		skip[0] = 0
+		if pl.pick(gate, testNow, skip, epChat) < 0 {
+			b.Fatal("no pick")
+		}
+	}
+}
+
+// BenchmarkSelectWindows compares selection with empty rate-limit windows
+// and with every second of the 60 s windows holding traffic: the cost must
+// not grow as the windows fill.
+func BenchmarkSelectWindows(b *testing.B) {
+	for _, fill := range []int{0, 60} {
+		b.Run(fmt.Sprintf("filled-%ds", fill), func(b *testing.B) {
+			pl, gate := benchPool(b)
+			now := testNow
+			for s := range fill {
+				sec := now.Unix() - int64(fill-1-s)
+				for i := range pl.cands {
+					c := &pl.cands[i]
+					for range 500 {
+						c.reserve(sec)
+					}
+					c.charge(sec, 100_000)
+				}
+			}
+			skip := newIdxSet(len(pl.cands))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				skip[0] = 0
+				if pl.pick(gate, now, skip, epChat) < 0 {
+					b.Fatal("no pick")
+				}
+			}
+		})
+	}
+}
+
+func benchPool(b *testing.B) (*pool, Gate) {
+	p, pl := testPool(b, "a:3", "b:2", "c:1", "f:1:fallback")
+	for i := range pl.cands {
+		pl.cands[i].pair.rpm, pl.cands[i].pair.tpm = 1<<40, 1<<50
+		pl.cands[i].cred.limits.rpm, pl.cands[i].cred.limits.tpm = 1<<40, 1<<50
+	}
+	_ = p
+	return pl, mapGate{{Credential: "c", Model: "m"}: {Reason: domain.BlockBanned, Permanent: true}}
+}
