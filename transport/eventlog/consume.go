@@ -79,7 +79,19 @@ func (l *Log) consume(ctx context.Context, cfg jetstream.OrderedConsumerConfig, 
 	l.consumers[c] = struct{}{}
 	l.consMu.Unlock()
 	c.unwatch = context.AfterFunc(ctx, c.stop)
-	return c.stop, nil
+	return c.stopAndWait, nil
+}
+
+// stopAndWait is the stop func Consume and Follow return: it stops delivery
+// and waits for a call of fn already running, so once it returns nothing
+// runs fn any more and what fn wrote is visible to the caller (the wiring
+// checkpoints the writer's state after it). It must not be called from
+// within fn.
+func (c *consumer) stopAndWait() {
+	c.stop()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped.Store(true) // already true; the critical section is the wait
 }
 
 // stop ends delivery. A call of fn already running may finish; none starts

@@ -10,32 +10,79 @@ const windowSeconds = 60
 
 // window counts requests or tokens over a sliding 60 s window as a ring of
 // one-second buckets. Each bucket packs the low 32 bits of its Unix second
-// and its count into one word, so adding, expiring and summing are plain
-// atomic operations: no lock, no allocation, and a cost that does not grow
-// as the window fills (the router we replace kept one timestamp per request
-// and scanned them all on every check).
+// and its count into one word, and a running total over the live buckets
+// is kept beside them, so counting and checking a limit are a few atomic
+// operations: no lock, no allocation, and a cost that does not grow as the
+// window fills (the router we replace kept one timestamp per request and
+// scanned them all on every check).
+//
+// The total is kept exact by one rule: whoever replaces a bucket holding an
+// older second (the sweep that moves head forward, or an add that gets there
+// first) takes that bucket's count off the total, and a compare-and-swap
+// makes sure only one of them does. While a sweep is under way the total can
+// briefly still include counts that just expired, which only errs on the
+// side of the limit.
 type window struct {
+	head    atomic.Int64 // the latest second swept to
+	total   atomic.Int64 // the sum of the buckets in (head-60, head]
 	buckets [windowSeconds]atomic.Uint64
 }
 
 func packBucket(sec uint32, n uint32) uint64 { return uint64(sec)<<32 | uint64(n) }
 
-// add counts n at second sec. A bucket still holding an older second is
-// restarted.
+func bucketSecond(v uint64) uint32 { return uint32(v >> 32) }
+
+// advance moves head to sec, emptying the buckets of the seconds passed,
+// and returns the head.
+func (w *window) advance(sec int64) int64 {
+	h := w.head.Load()
+	if sec <= h {
+		return h
+	}
+	if !w.head.CompareAndSwap(h, sec) {
+		return w.head.Load()
+	}
+	for s := max(h+1, sec-windowSeconds+1); s <= sec; s++ {
+		b := &w.buckets[uint64(s)%windowSeconds]
+		for {
+			old := b.Load()
+			if bucketSecond(old) == uint32(s) {
+				break // an add for second s got here first
+			}
+			if b.CompareAndSwap(old, packBucket(uint32(s), 0)) {
+				w.total.Add(-int64(uint32(old)))
+				break
+			}
+		}
+	}
+	return sec
+}
+
+// add counts n at second sec. A count older than the window is dropped.
 func (w *window) add(sec int64, n uint32) {
+	if h := w.advance(sec); sec <= h-windowSeconds {
+		return
+	}
 	b := &w.buckets[uint64(sec)%windowSeconds]
 	s := uint32(sec)
 	for {
 		old := b.Load()
-		c := n
-		if uint32(old>>32) == s {
-			prev := uint32(old)
-			c = prev + n
-			if c < prev {
+		if bucketSecond(old) == s {
+			c := uint32(old) + n
+			if c < n {
 				c = math.MaxUint32
 			}
+			if b.CompareAndSwap(old, packBucket(s, c)) {
+				w.total.Add(int64(c - uint32(old)))
+				return
+			}
+			continue
 		}
-		if b.CompareAndSwap(old, packBucket(s, c)) {
+		if int32(bucketSecond(old)-s) > 0 {
+			return // the window moved a minute past sec while we got here
+		}
+		if b.CompareAndSwap(old, packBucket(s, n)) {
+			w.total.Add(int64(n) - int64(uint32(old)))
 			return
 		}
 	}
@@ -47,20 +94,25 @@ func (w *window) sub(sec int64, n uint32) {
 	s := uint32(sec)
 	for {
 		old := b.Load()
-		if uint32(old>>32) != s {
+		if bucketSecond(old) != s {
 			return
 		}
-		c := uint32(old)
-		if c < n {
-			c = n
-		}
-		if b.CompareAndSwap(old, packBucket(s, c-n)) {
+		d := min(n, uint32(old))
+		if b.CompareAndSwap(old, packBucket(s, uint32(old)-d)) {
+			w.total.Add(-int64(d))
 			return
 		}
 	}
 }
 
-// sum is the count over the 60 s ending at second sec (inclusive).
+// count is the window's total at second sec, in constant time.
+func (w *window) count(sec int64) int64 {
+	w.advance(sec)
+	return w.total.Load()
+}
+
+// sum recomputes the count over the 60 s ending at second sec from the
+// buckets alone, without touching the window (for /health and tests).
 func (w *window) sum(sec int64) int64 {
 	s := uint32(sec)
 	var total int64
@@ -68,7 +120,7 @@ func (w *window) sum(sec int64) int64 {
 		v := w.buckets[i].Load()
 		// Unsigned age: buckets from the future (a clock step back) and
 		// never-written buckets wrap to a huge age and are skipped.
-		if s-uint32(v>>32) < windowSeconds {
+		if s-bucketSecond(v) < windowSeconds {
 			total += int64(uint32(v))
 		}
 	}
@@ -86,7 +138,7 @@ func (w *window) freeIn(sec int64, limit int64) int64 {
 	var byAge [windowSeconds]int64
 	for i := range w.buckets {
 		v := w.buckets[i].Load()
-		if age := s - uint32(v>>32); age < windowSeconds {
+		if age := s - bucketSecond(v); age < windowSeconds {
 			byAge[age] += int64(uint32(v))
 		}
 	}
@@ -118,10 +170,10 @@ func normLimit(v int) int64 {
 
 // full reports whether the next request would exceed a limit at second sec.
 func (l *limits) full(sec int64) bool {
-	if l.rpm > 0 && l.reqs.sum(sec) >= l.rpm {
+	if l.rpm > 0 && l.reqs.count(sec) >= l.rpm {
 		return true
 	}
-	return l.tpm > 0 && l.toks.sum(sec) >= l.tpm
+	return l.tpm > 0 && l.toks.count(sec) >= l.tpm
 }
 
 // reserve counts one request at sec unless that exceeds the rpm limit; the
@@ -129,7 +181,7 @@ func (l *limits) full(sec int64) bool {
 // never overshoot the limit.
 func (l *limits) reserve(sec int64) bool {
 	l.reqs.add(sec, 1)
-	if l.rpm > 0 && l.reqs.sum(sec) > l.rpm {
+	if l.rpm > 0 && l.reqs.count(sec) > l.rpm {
 		l.reqs.sub(sec, 1)
 		return false
 	}

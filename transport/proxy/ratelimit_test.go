@@ -83,3 +83,58 @@ func TestLimitsReserveAndTokens(t *testing.T) {
 		t.Error("an unlimited window must still count for /health")
 	}
 }
+
+// The running total always agrees with the buckets, whatever the order of
+// adds, takes-back and jumps in time.
+func TestWindowCountMatchesBuckets(t *testing.T) {
+	var w window
+	sec := int64(1_800_000_000)
+	seed := uint64(42)
+	rnd := func(n uint64) uint64 { // a fixed xorshift sequence
+		seed ^= seed << 13
+		seed ^= seed >> 7
+		seed ^= seed << 17
+		return seed % n
+	}
+	for i := range 20000 {
+		switch rnd(10) {
+		case 0:
+			sec += int64(rnd(90)) // jumps, up to past the whole window
+		case 1:
+			w.sub(sec-int64(rnd(3)), uint32(rnd(5)))
+		case 2:
+			w.add(sec-int64(rnd(70)), uint32(rnd(5))) // late writers
+		default:
+			w.add(sec, uint32(rnd(5)))
+		}
+		if c, s := w.count(sec), w.sum(sec); c != s {
+			t.Fatalf("step %d: count %d, buckets hold %d", i, c, s)
+		}
+	}
+}
+
+func TestWindowCountUnderConcurrency(t *testing.T) {
+	var w window
+	const t0 = 1_800_000_000
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 5000 {
+				sec := int64(t0 + i/50 + g%2)
+				w.add(sec, 1)
+				if i%7 == 0 {
+					w.sub(sec, 1)
+				}
+				w.count(sec)
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	end := int64(t0 + 5000/50 + 1)
+	if c, s := w.count(end), w.sum(end); c != s {
+		t.Errorf("count %d, buckets hold %d", c, s)
+	}
+}
