@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -40,26 +41,21 @@ var (
 )
 
 func (d *fastDecoder) event(e *Event) bool {
-	if !d.open() {
+	if !d.eat('{') {
 		return false
 	}
 	var seen uint
 	for first := true; ; first = false {
 		key, more, ok := d.key(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
+		if !ok || !more {
+			return ok
 		}
 		var bit uint
 		switch string(key) {
 		case "v":
 			bit, ok = 1<<0, d.int(&e.V)
 		case "kind":
-			var s []byte
-			s, ok = d.str()
-			bit, e.Kind = 1<<1, kindOf(s)
+			bit, ok = 1<<1, named(d, &e.Kind, Kinds)
 		case "id":
 			bit, ok = 1<<2, d.string(&e.ID)
 		case "at":
@@ -80,7 +76,7 @@ func (d *fastDecoder) outcome(e *Event) bool {
 	if d.null() {
 		return true
 	}
-	if !d.open() {
+	if !d.eat('{') {
 		return false
 	}
 	o := new(Outcome)
@@ -88,11 +84,8 @@ func (d *fastDecoder) outcome(e *Event) bool {
 	var seen uint
 	for first := true; ; first = false {
 		key, more, ok := d.key(first)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
+		if !ok || !more {
+			return ok
 		}
 		var bit uint
 		switch string(key) {
@@ -103,9 +96,7 @@ func (d *fastDecoder) outcome(e *Event) bool {
 		case "status":
 			bit, ok = 1<<2, d.int(&o.Status)
 		case "class":
-			var s []byte
-			s, ok = d.str()
-			bit, o.Class = 1<<3, classOf(s)
+			bit, ok = 1<<3, named(d, &o.Class, classes[:])
 		case "latency_ms":
 			bit, ok = 1<<4, d.int64(&o.LatencyMS)
 		case "attempt":
@@ -126,64 +117,35 @@ func (d *fastDecoder) outcome(e *Event) bool {
 	}
 }
 
-// kindOf returns the kind named s, sharing the constant's string when it
-// is a known kind.
-func kindOf(s []byte) Kind {
-	for _, k := range Kinds {
+// classes are the known outcome classes.
+var classes = [...]Class{ClassOK, ClassRateLimited, ClassAuth, ClassPayment, ClassServerError, ClassTimeout,
+	ClassConnection, ClassEmptyCompletion, ClassModelNotFound, ClassContentPolicy, ClassClientError, ClassCanceled}
+
+// named reads a string into v, sharing the string of the constant in known
+// that equals it rather than allocating.
+func named[T ~string](d *fastDecoder, v *T, known []T) bool {
+	s, ok := d.str()
+	for _, k := range known {
 		if string(s) == string(k) {
-			return k
+			*v = k
+			return ok
 		}
 	}
-	if len(s) == 0 {
-		return ""
+	if len(s) > 0 {
+		*v = T(s)
 	}
-	return Kind(s)
-}
-
-// classOf returns the class named s, sharing the constant's string when it
-// is a known class.
-func classOf(s []byte) Class {
-	switch string(s) {
-	case "":
-		return ""
-	case string(ClassOK):
-		return ClassOK
-	case string(ClassRateLimited):
-		return ClassRateLimited
-	case string(ClassAuth):
-		return ClassAuth
-	case string(ClassPayment):
-		return ClassPayment
-	case string(ClassServerError):
-		return ClassServerError
-	case string(ClassTimeout):
-		return ClassTimeout
-	case string(ClassConnection):
-		return ClassConnection
-	case string(ClassEmptyCompletion):
-		return ClassEmptyCompletion
-	case string(ClassModelNotFound):
-		return ClassModelNotFound
-	case string(ClassContentPolicy):
-		return ClassContentPolicy
-	case string(ClassClientError):
-		return ClassClientError
-	case string(ClassCanceled):
-		return ClassCanceled
-	}
-	return Class(s)
+	return ok
 }
 
 // ws skips JSON whitespace.
 func (d *fastDecoder) ws() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
-		case ' ', '\t', '\n', '\r':
-			d.i++
-		default:
-			return
+	i := d.i
+	for ; i < len(d.b); i++ {
+		if c := d.b[i]; c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+			break
 		}
 	}
+	d.i = i
 }
 
 // eat skips whitespace and then c, reporting whether c was there.
@@ -195,8 +157,6 @@ func (d *fastDecoder) eat(c byte) bool {
 	}
 	return false
 }
-
-func (d *fastDecoder) open() bool { return d.eat('{') }
 
 // literal skips whitespace and then lit, reporting whether it was there.
 func (d *fastDecoder) literal(lit string) bool {
@@ -233,12 +193,11 @@ func (d *fastDecoder) raw() (s []byte, ascii, ok bool) {
 	if !d.eat('"') {
 		return nil, false, false
 	}
-	start, high := d.i, byte(0)
-	for ; d.i < len(d.b); d.i++ {
-		switch c := d.b[d.i]; {
+	b, start, high := d.b, d.i, byte(0)
+	for i := start; i < len(b); i++ {
+		switch c := b[i]; {
 		case c == '"':
-			s = d.b[start:d.i]
-			d.i++
+			d.i, s = i+1, b[start:i]
 			return s, high < utf8.RuneSelf, high < utf8.RuneSelf || utf8.Valid(s)
 		case c == '\\' || c < ' ':
 			return nil, false, false
@@ -316,12 +275,10 @@ func (d *fastDecoder) time(v *time.Time) bool {
 	if d.null() {
 		return true
 	}
-	s, ascii, ok := d.raw()
-	if !ok || !ascii {
-		return false
+	s, _, ok := d.raw()
+	if ok {
+		*v, ok = parseUTC(s)
 	}
-	t, ok := parseUTC(s)
-	*v = t
 	return ok
 }
 
@@ -345,73 +302,49 @@ func parseUTC(s []byte) (time.Time, bool) {
 		if len(frac) < 2 || frac[0] != '.' {
 			return time.Time{}, false
 		}
-		frac = frac[1:]
-		if digits(frac) < 0 {
-			return time.Time{}, false
-		}
-		for i := 0; i < 9; i++ {
-			nsec *= 10
-			if i < len(frac) {
-				nsec += int(frac[i] - '0')
+		for i, c := range frac[1:] {
+			if c < '0' || c > '9' {
+				return time.Time{}, false
 			}
+			if i < 9 {
+				nsec = nsec*10 + int(c-'0')
+			}
+		}
+		for i := len(frac) - 1; i < 9; i++ {
+			nsec *= 10
 		}
 	}
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
 }
 
-// digits returns the decimal value of s, or -1 when s holds a non-digit.
-// Only the first nine digits count toward the value.
+// digits returns the value of s, two or four decimal digits, or -1.
 func digits(s []byte) int {
 	n := 0
-	for i, c := range s {
+	for _, c := range s {
 		if c < '0' || c > '9' {
 			return -1
 		}
-		if i < 9 {
-			n = n*10 + int(c-'0')
-		}
+		n = n*10 + int(c-'0')
 	}
 	return n
 }
 
 func daysIn(month, year int) int {
-	switch month {
-	case 2:
-		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
-			return 29
-		}
-		return 28
-	case 4, 6, 9, 11:
-		return 30
+	if month == 2 && year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+		return 29
 	}
-	return 31
+	return [...]int{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}[month-1]
 }
 
 // unknown skips the value of a member that names no field. A name equal to
 // a field's but for case would set that field, so it is not handled.
 func (d *fastDecoder) unknown(key []byte, fields []string) bool {
 	for _, f := range fields {
-		if len(f) == len(key) && asciiFold(key, f) {
+		if strings.EqualFold(string(key), f) {
 			return false
 		}
 	}
 	return d.skip(0)
-}
-
-func asciiFold(a []byte, b string) bool {
-	for i := range a {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // skip checks and skips any JSON value, up to a small nesting depth.
@@ -440,10 +373,7 @@ func (d *fastDecoder) skip(depth int) bool {
 		if d.eat(']') {
 			return true
 		}
-		for {
-			if !d.skip(depth + 1) {
-				return false
-			}
+		for d.skip(depth + 1) {
 			if d.eat(']') {
 				return true
 			}
@@ -451,6 +381,7 @@ func (d *fastDecoder) skip(depth int) bool {
 				return false
 			}
 		}
+		return false
 	case c == 't':
 		return d.literal("true")
 	case c == 'f':

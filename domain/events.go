@@ -215,6 +215,9 @@ func Encode(e Event) ([]byte, error) {
 // well-formed event of an unknown kind decodes without error and is caught
 // by Valid, so the caller can skip and count it.
 func Decode(b []byte) (Event, error) {
+	if e, ok := decodeFast(b); ok {
+		return e, nil
+	}
 	var e Event
 	if err := json.Unmarshal(b, &e); err != nil {
 		return Event{}, fmt.Errorf("decode event: %w", err)

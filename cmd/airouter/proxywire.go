@@ -10,7 +10,7 @@ import (
 // proxyDeps turns the config into the proxy's plain values. Outcomes go to
 // the log through its non-blocking Publish, stamped with the time they were
 // recorded.
-func (rt *router) proxyDeps(settings func() domain.FallbackSettings) proxy.Deps {
+func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics proxy.Metrics) proxy.Deps {
 	cfg := rt.cfg
 	d := proxy.Deps{
 		Aliases:        cfg.ModelAlias,
@@ -22,6 +22,7 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings) proxy.Deps 
 		Settings:       settings,
 		Record:         rt.record,
 		Watched:        cfg.BanPolicy().Watched,
+		Metrics:        metrics,
 		Logger:         rt.logger.Named("proxy"),
 	}
 	for _, c := range cfg.Credentials {

@@ -41,6 +41,16 @@ func TestServeOnTheEmbeddedLog(t *testing.T) {
 		t.Fatalf("chat = %d %s", status, body)
 	}
 	eventually(t, "the outcome to be applied", func() bool { return r.live.Load().Seq() >= 1 })
+
+	status, _, body = r.do(t, "GET", "/metrics", "", nil)
+	want := `auto_ai_router_requests_total{credential="cred-a",endpoint="/v1/chat/completions",model="gpt-test",status="200"} 1`
+	if status != 200 || !strings.Contains(string(body), want) {
+		t.Fatalf("/metrics = %d, want a line %s", status, want)
+	}
+	status, _, body = r.do(t, "GET", "/nowhere", "", nil)
+	if status != 404 || !strings.Contains(string(body), `"type":"not_found_error"`) {
+		t.Fatalf("unknown path = %d %s", status, body)
+	}
 }
 
 // A restart with file storage keeps what the log holds; with memory storage

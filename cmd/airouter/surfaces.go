@@ -39,7 +39,7 @@ func (rt *router) buildSurfaces() error {
 		return err
 	}
 	rt.admin = admin
-	p, err = proxy.New(rt.proxyDeps(admin.Settings))
+	p, err = proxy.New(rt.proxyDeps(admin.Settings, admin.Metrics()))
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,17 @@ func (rt *router) pairs(p *proxy.Proxy) []adminapi.Pair {
 				Weight: t.Weight, RPM: t.RPM, TPM: t.TPM})
 		}
 	}
-	_ = p
+	learned := p.Learned()
+	for _, c := range rt.cfg.Credentials {
+		for _, m := range learned[c.Name] {
+			k := domain.Key{Credential: c.Name, Model: m}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, adminapi.Pair{Credential: c.Name, Model: m, Weight: c.Weight, RPM: -1, TPM: -1})
+		}
+	}
 	return out
 }
 

@@ -66,6 +66,9 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 	switch {
 	case h.class == domain.ClassOK:
 		c.charge(p.now().Unix(), bodyTokens(body))
+	case h.class == domain.ClassEmptyCompletion:
+		h.msg = "a completion with no content and no tool calls"
+		return p.fail(rq, h, false)
 	case h.class.Retryable() || (failsOverIfWatched(h.class) && p.watched(c.cred.name, h.status)):
 		h.msg = errorMessage(body, c.cred.key)
 		return p.fail(rq, h, false)
@@ -108,14 +111,27 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, rq *reques
 		Proto:         "HTTP/1.1",
 		ProtoMajor:    1,
 		ProtoMinor:    1,
-		Header:        upstreamHeader(r.Header, c.cred),
-		Body:          io.NopCloser(bytes.NewReader(body)),
+		Header:        upstreamHeader(r.Header, c.cred, rq.forwardAuth),
+		Body:          newBodyReader(body),
 		ContentLength: int64(len(body)),
 		Host:          u.Host,
 	}
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	// GetBody lets the transport replay the request on a pooled
+	// connection the upstream closed before reading it.
+	req.GetBody = func() (io.ReadCloser, error) { return newBodyReader(body), nil }
 	return req.WithContext(ctx)
 }
+
+// bodyReader is a request body over bytes the proxy owns.
+type bodyReader struct{ bytes.Reader }
+
+func newBodyReader(b []byte) *bodyReader {
+	r := &bodyReader{}
+	r.Reset(b)
+	return r
+}
+
+func (*bodyReader) Close() error { return nil }
 
 // writeUpstream answers the client with an upstream response read in full.
 func (p *Proxy) writeUpstream(w http.ResponseWriter, rq *request, resp *http.Response, body []byte) {
@@ -141,16 +157,26 @@ func hasPrefixFold(s, prefix string) bool {
 
 var errResponseTooLarge = errors.New("upstream response too large")
 
-// readLimited reads r into buf, failing past max bytes.
+// readLimited reads r to its end into buf, failing past max bytes.
 func readLimited(buf *bytes.Buffer, r io.Reader, max int64) error {
-	n, err := buf.ReadFrom(io.LimitReader(r, max+1))
-	if err != nil {
-		return err
+	for {
+		if int64(buf.Len()) > max {
+			return errResponseTooLarge
+		}
+		buf.Grow(4096)
+		b := buf.AvailableBuffer()
+		n, err := r.Read(b[:cap(b)])
+		buf.Write(b[:n])
+		if err == io.EOF {
+			if int64(buf.Len()) > max {
+				return errResponseTooLarge
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 	}
-	if n > max {
-		return errResponseTooLarge
-	}
-	return nil
 }
 
 // getBuffer returns a buffer for an upstream body; a body is copied to the

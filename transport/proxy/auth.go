@@ -12,11 +12,12 @@ import (
 // key or one of the client keys. Keys are compared as SHA-256 digests in
 // constant time, and every configured key is compared, so neither the
 // length nor the position of a match shows in the timing. The returned
-// message never echoes the key.
-func (p *Proxy) authorize(r *http.Request) (string, bool) {
+// message never echoes the key. master reports whether the key is the
+// master key (p.keys[0]), which is never forwarded upstream.
+func (p *Proxy) authorize(r *http.Request) (msg string, master, ok bool) {
 	token, msg := bearer(r)
 	if msg != "" {
-		return msg, false
+		return msg, false, false
 	}
 	sum := sha256.Sum256([]byte(token))
 	match := 0
@@ -24,9 +25,9 @@ func (p *Proxy) authorize(r *http.Request) (string, bool) {
 		match |= subtle.ConstantTimeCompare(sum[:], p.keys[i][:])
 	}
 	if match != 1 {
-		return "Invalid API key", false
+		return "Invalid API key", false, false
 	}
-	return "", true
+	return "", subtle.ConstantTimeCompare(sum[:], p.keys[0][:]) == 1, true
 }
 
 func bearer(r *http.Request) (token, problem string) {

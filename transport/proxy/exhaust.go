@@ -34,6 +34,7 @@ func (p *Proxy) exhaust(w http.ResponseWriter, rq *request) {
 	if len(rq.hops) > 0 {
 		msg += " Trail: " + trailText(rq.hops)
 	}
+	p.metrics.Exhausted(status)
 	h := w.Header()
 	if status == http.StatusTooManyRequests {
 		h.Set("Retry-After", strconv.FormatInt(p.retryAfter(rq), 10))
@@ -103,8 +104,12 @@ func (p *Proxy) retryAfter(rq *request) int64 {
 			continue
 		}
 		wait := time.Duration(max(c.cred.limits.freeIn(sec), c.pair.freeIn(sec))) * time.Second
+		if wait > 0 {
+			p.metrics.Rejected("rate_limited")
+		}
 		if g != nil {
 			if b, blocked := g.Blocked(c.cred.name, c.model, now); blocked {
+				p.metrics.Rejected(string(b.Reason))
 				if b.Permanent || b.Until.IsZero() {
 					continue
 				}

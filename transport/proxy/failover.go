@@ -29,6 +29,10 @@ type request struct {
 	hops      []hop
 	hopBuf    [2]hop
 	budgetOut bool
+	// forwardAuth allows a keyless proxy credential to forward the
+	// client's Authorization: true for a client key, false for the master
+	// key.
+	forwardAuth bool
 }
 
 // hop is one upstream attempt.
@@ -70,12 +74,14 @@ func (p *Proxy) failover(w http.ResponseWriter, r *http.Request, rq *request) {
 		}
 		rq.skip.set(i)
 		if p.attempt(w, r, rq, &rq.pool.cands[i]) {
+			p.metrics.Request(len(rq.hops))
 			return
 		}
 		if rq.budgetOut {
 			break
 		}
 	}
+	p.metrics.Request(len(rq.hops))
 	p.exhaust(w, rq)
 }
 
@@ -158,7 +164,7 @@ func (p *Proxy) report(rq *request, h *hop, attempt int, budget bool) {
 	if budget {
 		class = domain.ClassCanceled
 	}
-	p.record(domain.Outcome{
+	o := domain.Outcome{
 		Credential:   h.cand.cred.name,
 		Model:        rq.model,
 		Status:       h.status,
@@ -168,7 +174,9 @@ func (p *Proxy) report(rq *request, h *hop, attempt int, budget bool) {
 		RequestID:    rq.id,
 		RetryAfterMS: h.retryAfter.Milliseconds(),
 		Proxy:        h.cand.cred.proxy,
-	})
+	}
+	p.record(o)
+	p.metrics.Attempt(o.Credential, o.Model, rq.ep.String(), o.Code(), time.Duration(h.ms)*time.Millisecond)
 }
 
 // fail records a hop that got no usable answer and reports whether the

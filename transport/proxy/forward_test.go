@@ -207,3 +207,28 @@ func TestNewReportsEveryProblem(t *testing.T) {
 		t.Errorf("error leaks a key: %q", msg)
 	}
 }
+
+// A keyless proxy credential passes a client key on to the router behind
+// it, but never the master key.
+func TestKeylessProxyForwardsClientKeysButNeverTheMasterKey(t *testing.T) {
+	up := newUpstream(t)
+	c := Credential{Name: "relay", Type: TypeProxy, BaseURL: up.url()}
+	f := newFixture(t, []Credential{c}, routesFor("gpt-4o", "relay"), nil)
+
+	if resp, body := f.post("/v1/chat/completions", chatReq); resp.StatusCode != 200 {
+		t.Fatalf("master key: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := f.post("/v1/chat/completions", chatReq, "Authorization", "Bearer client-key-1"); resp.StatusCode != 200 {
+		t.Fatalf("client key: %d %s", resp.StatusCode, body)
+	}
+	reqs := up.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("upstream saw %d requests", len(reqs))
+	}
+	if got := reqs[0].header.Get("Authorization"); got != "" {
+		t.Errorf("the master key reached the relay: Authorization %q", got)
+	}
+	if got := reqs[1].header.Get("Authorization"); got != "Bearer client-key-1" {
+		t.Errorf("the client key was not forwarded: Authorization %q", got)
+	}
+}

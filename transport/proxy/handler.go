@@ -45,7 +45,8 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // serveProxied authenticates and reads a request, resolves its model and
 // hands it to the failover loop.
 func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint) {
-	if msg, ok := p.authorize(r); !ok {
+	msg, master, ok := p.authorize(r)
+	if !ok {
 		writeError(w, ep, http.StatusUnauthorized, msg, "invalid_api_key", nil)
 		return
 	}
@@ -74,12 +75,15 @@ func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint
 		body:     cb,
 		model:    model,
 		settings: p.settings(),
+		// A keyless proxy credential may pass a client key on to the
+		// router behind it, never the master key.
+		forwardAuth: !master,
 	}
 	rq.hops = rq.hopBuf[:0]
 	w.Header()[hdrRequestID] = []string{rq.id}
 	pl := p.poolFor(model)
 	if pl == nil || pl.eps&ep == 0 {
-		w.Header()[hdrAttempts] = []string{"0"}
+		w.Header()[hdrAttempts] = attemptValues[0]
 		msg := "The model " + strconv.Quote(model) + " is not served by any credential"
 		if pl != nil {
 			msg += " on " + r.URL.Path

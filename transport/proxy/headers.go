@@ -48,7 +48,7 @@ func dropUpstream(k string) bool {
 
 // upstreamHeader builds the headers of an upstream request: the client's
 // headers minus the dropped ones, with the credential's key.
-func upstreamHeader(in http.Header, c *credState) http.Header {
+func upstreamHeader(in http.Header, c *credState, forwardAuth bool) http.Header {
 	out := make(http.Header, len(in)+2)
 	conn := in["Connection"]
 	for k, vv := range in {
@@ -67,9 +67,10 @@ func upstreamHeader(in http.Header, c *credState) http.Header {
 		}
 	case c.auth != "":
 		out["Authorization"] = []string{c.auth}
-	case c.proxy:
+	case c.proxy && forwardAuth:
 		// A keyless proxy credential is another router that shares this
-		// one's client keys, as in the router we replace.
+		// one's client keys, as in the router we replace. The master key
+		// is never forwarded: it would open the other router's admin API.
 		if a, ok := in["Authorization"]; ok {
 			out["Authorization"] = a
 		}
@@ -109,31 +110,29 @@ func copyResponseHeader(dst, src http.Header) {
 	}
 }
 
-// small decimal strings for the attempt counter.
-var smallInts = func() [33]string {
-	var s [33]string
+// attemptValues are the X-Fallback-Attempts values of the common counts,
+// built once; a header value slice is only read by the server.
+var attemptValues = func() [9][]string {
+	var s [9][]string
 	for i := range s {
-		s[i] = strconv.Itoa(i)
+		s[i] = []string{strconv.Itoa(i)}
 	}
 	return s
 }()
 
-func itoa(n int) string {
-	if n >= 0 && n < len(smallInts) {
-		return smallInts[n]
-	}
-	return strconv.Itoa(n)
-}
-
 // setFallbackHeaders writes X-Fallback-Attempts, X-Fallback-Trail and,
 // when exposed, X-Fallback-Detail for the hops made so far.
 func setFallbackHeaders(h http.Header, hops []hop, detail bool) {
-	h[hdrAttempts] = []string{itoa(len(hops))}
+	if len(hops) < len(attemptValues) {
+		h[hdrAttempts] = attemptValues[len(hops)]
+	} else {
+		h[hdrAttempts] = []string{strconv.Itoa(len(hops))}
+	}
 	if len(hops) == 0 {
 		return
 	}
 	if len(hops) == 1 && hops[0].class == "ok" {
-		h[hdrTrail] = []string{hops[0].cand.okTrail}
+		h[hdrTrail] = hops[0].cand.okTrail
 	} else {
 		h[hdrTrail] = []string{joinCapped(hops, maxTrailHeader, func(b *strings.Builder, x *hop) {
 			b.WriteString(x.cand.label)

@@ -106,7 +106,7 @@ func TestUpstreamHeaderDropsConnectionListedHeaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := upstreamHeader(in, cs)
+	out := upstreamHeader(in, cs, true)
 	for _, k := range []string{"Connection", "X-Secret-Hop", "X-Api-Key", "Te"} {
 		if _, ok := out[k]; ok {
 			t.Errorf("%s forwarded", k)

@@ -25,18 +25,24 @@ func skipWS(b []byte, i int) int {
 }
 
 // skipString returns the index after the string starting at b[i] == '"'.
+// It jumps from quote to quote; a quote preceded by an odd run of
+// backslashes is escaped.
 func skipString(b []byte, i int) (int, bool) {
 	i++
 	for i < len(b) {
-		j := bytes.IndexAny(b[i:], `"\`)
+		j := bytes.IndexByte(b[i:], '"')
 		if j < 0 {
 			return len(b), false
 		}
-		i += j
-		if b[i] == '"' {
-			return i + 1, true
+		q := i + j
+		k := q - 1
+		for k >= i && b[k] == '\\' {
+			k--
 		}
-		i += 2 // a backslash and the escaped byte
+		if (q-1-k)%2 == 0 {
+			return q + 1, true
+		}
+		i = q + 1
 	}
 	return len(b), false
 }

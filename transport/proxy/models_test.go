@@ -66,6 +66,9 @@ func TestProxyCredentialLearnsItsModels(t *testing.T) {
 	if got := f.p.Models(); !slices.Equal(got, []string{"gpt-4o", "m1", "m2"}) {
 		t.Fatalf("models after learning %v", got)
 	}
+	if got := f.p.Learned(); len(got) != 1 || !slices.Equal(got["relay"], []string{"m1", "m2"}) {
+		t.Errorf("learned per credential %v", got)
+	}
 	if resp, body := f.post("/v1/chat/completions", `{"model":"m9"}`); resp.StatusCode != 404 {
 		t.Errorf("a model nobody serves after learning: status %d %s", resp.StatusCode, body)
 	}
@@ -111,5 +114,36 @@ func TestNoRoutesMeansEveryCredentialServesEveryModel(t *testing.T) {
 	}
 	if rpm, _ := f.p.Usage("a", "x"); rpm != 1 {
 		t.Errorf("pair usage %d", rpm)
+	}
+}
+
+// Rebuilding the table while requests are routed is safe (run with -race)
+// and keeps the rate-limit windows.
+func TestRefreshWhileServing(t *testing.T) {
+	a := newUpstream(t)
+	rl := newRelay(t, `{"data":[{"id":"gpt-4o"}]}`)
+	creds := []Credential{cred("a", a), {Name: "relay", Type: TypeProxy, BaseURL: rl.srv.URL}}
+	f := newFixture(t, creds, []Route{{Model: "gpt-4o", Credential: "a", RPM: 1000}}, nil)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				f.post("/v1/chat/completions", chatReq)
+			}
+		}()
+	}
+	for range 10 {
+		rl.mu.Lock()
+		rl.list = `{"data":[{"id":"gpt-4o"},{"id":"m` + string(rune('a'+len(rl.models)%26)) + `"}]}`
+		rl.mu.Unlock()
+		_ = f.p.RefreshModels(t.Context())
+	}
+	wg.Wait()
+	rpmA, _ := f.p.Usage("a", "gpt-4o")
+	rpmR, _ := f.p.Usage("relay", "gpt-4o")
+	if rpmA+rpmR != 100 {
+		t.Errorf("windows hold %d+%d requests, want all 100", rpmA, rpmR)
 	}
 }

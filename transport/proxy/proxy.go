@@ -95,6 +95,10 @@ type Deps struct {
 	// such a client error fails over instead of passing through.
 	Watched func(credential string, status int) bool
 
+	// Metrics counts attempts, requests and exhaustions; nil counts
+	// nothing.
+	Metrics Metrics
+
 	Logger hclog.Logger
 	Clock  func() time.Time // nil means time.Now
 
@@ -131,6 +135,7 @@ type Proxy struct {
 	settings func() Settings
 	record   func(domain.Outcome)
 	watched  func(string, int) bool
+	metrics  Metrics
 	log      hclog.Logger
 	now      func() time.Time
 	created  int64
@@ -144,7 +149,7 @@ type Proxy struct {
 	table   atomic.Pointer[table]
 	mu      sync.Mutex // serialises table rebuilds and learned-model updates
 	learned map[string][]string
-	pairs   sync.Map // domain.Key -> *pairWindows, kept across rebuilds
+	pairs   sync.Map // domain.Key -> *usage, kept across rebuilds
 
 	refresh      time.Duration
 	fetchTimeout time.Duration
@@ -169,11 +174,15 @@ func New(d Deps) (*Proxy, error) {
 		settings:     d.Settings,
 		record:       d.Record,
 		watched:      d.Watched,
+		metrics:      d.Metrics,
 		log:          d.Logger,
 		now:          d.Clock,
 		learned:      make(map[string][]string),
 		refresh:      d.ProxyModelRefresh,
 		fetchTimeout: d.ProxyFetchTimeout,
+	}
+	if p.metrics == nil {
+		p.metrics = noMetrics{}
 	}
 	p.applyDefaults()
 	for alias, real := range d.Aliases {
@@ -339,9 +348,10 @@ func newTransport(d Deps, timeout time.Duration) *http.Transport {
 }
 
 // Start learns the models of proxy credentials once, synchronously, and
-// then every ProxyModelRefresh until Close or ctx ends.
+// then every ProxyModelRefresh until Close or ctx ends. It is called once,
+// before serving.
 func (p *Proxy) Start(ctx context.Context) {
-	if !p.hasProxyCredentials() {
+	if !p.hasProxyCredentials() || p.stop != nil {
 		return
 	}
 	p.RefreshModels(ctx)

@@ -153,12 +153,23 @@ func (w *window) freeIn(sec int64, limit int64) int64 {
 	return windowSeconds
 }
 
+// usage is the request and token windows of a credential or a pair. It
+// outlives table rebuilds; the limits checked against it do not.
+type usage struct {
+	reqs window
+	toks window
+}
+
 // limits is a requests-per-minute and tokens-per-minute limit over one
-// pair of windows; a limit <= 0 is unlimited.
+// usage; a limit <= 0 is unlimited. The limits are fixed when a table is
+// built, so the hot path reads them without synchronisation.
 type limits struct {
 	rpm, tpm int64
-	reqs     window
-	toks     window
+	use      *usage
+}
+
+func newLimits(rpm, tpm int, u *usage) limits {
+	return limits{rpm: normLimit(rpm), tpm: normLimit(tpm), use: u}
 }
 
 func normLimit(v int) int64 {
@@ -170,26 +181,26 @@ func normLimit(v int) int64 {
 
 // full reports whether the next request would exceed a limit at second sec.
 func (l *limits) full(sec int64) bool {
-	if l.rpm > 0 && l.reqs.count(sec) >= l.rpm {
+	if l.rpm > 0 && l.use.reqs.count(sec) >= l.rpm {
 		return true
 	}
-	return l.tpm > 0 && l.toks.count(sec) >= l.tpm
+	return l.tpm > 0 && l.use.toks.count(sec) >= l.tpm
 }
 
 // reserve counts one request at sec unless that exceeds the rpm limit; the
 // count is taken first and given back on failure, so concurrent callers
 // never overshoot the limit.
 func (l *limits) reserve(sec int64) bool {
-	l.reqs.add(sec, 1)
-	if l.rpm > 0 && l.reqs.count(sec) > l.rpm {
-		l.reqs.sub(sec, 1)
+	l.use.reqs.add(sec, 1)
+	if l.rpm > 0 && l.use.reqs.count(sec) > l.rpm {
+		l.use.reqs.sub(sec, 1)
 		return false
 	}
 	return true
 }
 
 // release gives back a reservation.
-func (l *limits) release(sec int64) { l.reqs.sub(sec, 1) }
+func (l *limits) release(sec int64) { l.use.reqs.sub(sec, 1) }
 
 // charge counts tokens used by a finished response.
 func (l *limits) charge(sec int64, tokens int64) {
@@ -199,17 +210,17 @@ func (l *limits) charge(sec int64, tokens int64) {
 	if tokens > math.MaxUint32 {
 		tokens = math.MaxUint32
 	}
-	l.toks.add(sec, uint32(tokens))
+	l.use.toks.add(sec, uint32(tokens))
 }
 
 // freeIn returns the seconds until the next request fits under both limits.
 func (l *limits) freeIn(sec int64) int64 {
 	var wait int64
 	if l.rpm > 0 {
-		wait = l.reqs.freeIn(sec, l.rpm)
+		wait = l.use.reqs.freeIn(sec, l.rpm)
 	}
 	if l.tpm > 0 {
-		wait = max(wait, l.toks.freeIn(sec, l.tpm))
+		wait = max(wait, l.use.toks.freeIn(sec, l.tpm))
 	}
 	return wait
 }

@@ -56,7 +56,7 @@ func TestWindowFreeIn(t *testing.T) {
 }
 
 func TestLimitsReserveAndTokens(t *testing.T) {
-	l := limits{rpm: 2, tpm: 100}
+	l := newLimits(2, 100, &usage{})
 	const t0 = 1_800_000_000
 	if !l.reserve(t0) || !l.reserve(t0) || l.reserve(t0) {
 		t.Fatal("rpm 2 must admit exactly two requests")
@@ -64,7 +64,7 @@ func TestLimitsReserveAndTokens(t *testing.T) {
 	if !l.full(t0) {
 		t.Error("not full at the rpm limit")
 	}
-	l2 := limits{tpm: 100}
+	l2 := newLimits(0, 100, &usage{})
 	l2.charge(t0, 60)
 	if l2.full(t0) {
 		t.Error("full under the tpm limit")
@@ -73,13 +73,13 @@ func TestLimitsReserveAndTokens(t *testing.T) {
 	if !l2.full(t0+1) || l2.freeIn(t0+1) != 59 {
 		t.Errorf("at the tpm limit: full=%v freeIn=%d, want true and 59", l2.full(t0+1), l2.freeIn(t0+1))
 	}
-	var unlimited limits
+	unlimited := newLimits(-1, -1, &usage{})
 	for range 1000 {
 		if !unlimited.reserve(t0) {
 			t.Fatal("an unlimited window refused")
 		}
 	}
-	if unlimited.reqs.sum(t0) != 1000 {
+	if unlimited.use.reqs.sum(t0) != 1000 {
 		t.Error("an unlimited window must still count for /health")
 	}
 }

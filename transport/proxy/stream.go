@@ -51,7 +51,7 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 		end = n // a stream that ended after a partial event: relay it
 	}
 	if msg, bad := inBandError(buf[:end]); bad {
-		h.class, h.msg = domain.ClassServerError, redact(msg)
+		h.class, h.msg = domain.ClassServerError, msg
 		return p.fail(rq, h, false)
 	}
 

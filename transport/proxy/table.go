@@ -66,7 +66,7 @@ func newCredState(i int, c Credential) (*credState, error) {
 			cs.auth = c.APIKey
 		}
 	}
-	cs.limits.rpm, cs.limits.tpm = normLimit(c.RPM), normLimit(c.TPM)
+	cs.limits = newLimits(c.RPM, c.TPM, &usage{})
 	return cs, nil
 }
 
@@ -78,11 +78,12 @@ type candidate struct {
 	// client's (alias-resolved) public id, as proxy credentials get.
 	send   []byte
 	weight int64
-	pair   *limits
+	pair   limits
 	// label is "credential/model", safe for a header.
 	label string
-	// okTrail is the trail of a first hop that succeeded.
-	okTrail string
+	// okTrail is the X-Fallback-Trail value of a first hop that
+	// succeeded, built once.
+	okTrail []string
 	// current is the smooth weighted round-robin counter.
 	current atomic.Int64
 }
@@ -207,9 +208,9 @@ func (p *Proxy) newPool(model string, specs []candidateSpec) *pool {
 			}
 			c.send, _ = json.Marshal(up)
 		}
-		c.pair = p.pairLimits(domain.Key{Credential: s.cred.name, Model: model}, s.rpm, s.tpm)
+		c.pair = newLimits(s.rpm, s.tpm, p.pairUsage(domain.Key{Credential: s.cred.name, Model: model}))
 		c.label = safeHeaderValue(s.cred.name + "/" + model)
-		c.okTrail = c.label + "=" + string(domain.ClassOK)
+		c.okTrail = []string{c.label + "=" + string(domain.ClassOK)}
 		if !s.cred.fallback {
 			pl.primary++
 		}
@@ -230,15 +231,11 @@ func dedupe(specs []candidateSpec) []candidateSpec {
 	return out
 }
 
-// pairLimits returns the windows of a pair, creating them once; the limits
-// are updated to the latest configuration.
-func (p *Proxy) pairLimits(k domain.Key, rpm, tpm int) *limits {
-	v, _ := p.pairs.LoadOrStore(k, &limits{})
-	l := v.(*limits)
-	// Limits are only written here, under p.mu, before the pool that
-	// reads them is published through the atomic table pointer.
-	l.rpm, l.tpm = normLimit(rpm), normLimit(tpm)
-	return l
+// pairUsage returns the windows of a pair, created once and kept across
+// rebuilds.
+func (p *Proxy) pairUsage(k domain.Key) *usage {
+	v, _ := p.pairs.LoadOrStore(k, &usage{})
+	return v.(*usage)
 }
 
 // poolFor returns the candidates for a public model id, or nil when no
@@ -281,19 +278,31 @@ func (p *Proxy) Models() []string {
 // for a credential (model "") or a credential+model pair.
 func (p *Proxy) Usage(credential, model string) (rpm, tpm int) {
 	sec := p.now().Unix()
-	var l *limits
+	var u *usage
 	if model == "" {
 		c, ok := p.byName[credential]
 		if !ok {
 			return 0, 0
 		}
-		l = &c.limits
+		u = c.limits.use
 	} else {
 		v, ok := p.pairs.Load(domain.Key{Credential: credential, Model: model})
 		if !ok {
 			return 0, 0
 		}
-		l = v.(*limits)
+		u = v.(*usage)
 	}
-	return int(l.reqs.sum(sec)), int(l.toks.sum(sec))
+	return int(u.reqs.sum(sec)), int(u.toks.sum(sec))
+}
+
+// Learned returns, per proxy credential, the models learned from its
+// upstream so far (sorted copies); credentials not learned yet are absent.
+func (p *Proxy) Learned() map[string][]string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string][]string, len(p.learned))
+	for name, models := range p.learned {
+		out[name] = slices.Sorted(slices.Values(models))
+	}
+	return out
 }
