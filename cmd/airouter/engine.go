@@ -22,11 +22,17 @@ type controlLog interface {
 // decisions through the pure policy, publishes them off the writer
 // goroutine, notices expired bans, and saves checkpoints.
 type engine struct {
-	log        controlLog
-	live       *projections.Live
-	policy     domain.BanPolicy
-	logger     hclog.Logger
-	bootSeq    uint64 // outcomes at or below this sequence were decided before this process started
+	log     controlLog
+	live    *projections.Live
+	policy  domain.BanPolicy
+	logger  hclog.Logger
+	bootSeq uint64 // outcomes at or below this sequence were decided before this process started
+	// horizon, when set, is how old an outcome may be and still be decided
+	// on: with several replicas, a decision published later than the log's
+	// de-duplication window after its cause could ban twice, and a replica
+	// that far behind leaves the decision to the replicas that are not.
+	horizon    time.Duration
+	now        func() time.Time
 	decisions  chan domain.Event
 	dropped    atomic.Uint64
 	failed     atomic.Uint64
@@ -46,7 +52,7 @@ func (e *engine) afterApply(s *projections.State, ev domain.Event) {
 	if e.observe != nil {
 		e.observe(ev, live)
 	}
-	if ev.Kind == domain.KindOutcomeRecorded && live {
+	if ev.Kind == domain.KindOutcomeRecorded && live && e.fresh(ev) {
 		for _, d := range domain.Decide(e.policy, ev, s.Facts(ev)) {
 			select {
 			case e.decisions <- d:
@@ -70,6 +76,11 @@ func (e *engine) afterApply(s *projections.State, ev domain.Event) {
 			}
 		}
 	}
+}
+
+// fresh reports whether an outcome is recent enough to decide on.
+func (e *engine) fresh(ev domain.Event) bool {
+	return e.horizon <= 0 || e.now().Sub(ev.At) <= e.horizon
 }
 
 // run publishes decisions and expiry events until ctx ends.

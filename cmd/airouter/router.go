@@ -115,6 +115,10 @@ func (rt *router) restoreProjections(ctx context.Context) error {
 		decisions:  make(chan domain.Event, decisionQueue),
 		checkpoint: rt.ckpt.offer,
 		every:      checkpointEvery,
+		now:        time.Now,
+	}
+	if !rt.cfg.Events.Embedded() {
+		rt.engine.horizon = eventlog.DuplicateWindow / 2
 	}
 	rt.live.AfterApply = rt.engine.afterApply
 	return nil
