@@ -24,6 +24,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the router: airouter serve -config FILE", runServe},
+		{"replay", "print the log as a timeline, or a view at a moment: airouter replay -config FILE [-at T -view health]", runReplay},
+		{"export", "write a window of the log as JSONL: airouter export -config FILE -since 2h > incident.jsonl", runExport},
+		{"tail", "follow the live log: airouter tail -config FILE [-bans]", runTail},
 	}
 }
 

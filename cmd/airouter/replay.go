@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// runReplay reads a log and prints a timeline of it, its events as JSONL,
+// or the JSON a view served at a moment.
+//
+//	airouter replay -config FILE [-since T] [-until T] [-credential C] [-model M] [-kind K] [-format text|jsonl]
+//	airouter replay -file incident.jsonl ...
+//	airouter replay -config FILE -at 2026-11-29T03:12:00Z -view health
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: airouter replay (-config FILE | -nats URL | -file F) [filters] [-format text|jsonl]")
+		fmt.Fprintln(stderr, "       airouter replay (-config FILE | -nats URL | -file F) -at T -view bans|health|state")
+		fs.PrintDefaults()
+	}
+	var sf sourceFlags
+	sf.register(fs, true)
+	var ff filterFlags
+	ff.register(fs, true, true)
+	format := fs.String("format", "text", "`text` for a timeline, jsonl for one event a line (the export format)")
+	at := fs.String("at", "", "print a view as the router served it at `T` (RFC 3339, or a duration back from now)")
+	view := fs.String("view", "", "the view -at prints: `bans` (/api/bans), health (/health) or state (everything the log determines); default health")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("replay: unexpected arguments %q", fs.Args())
+	}
+	now := time.Now()
+	cfg, err := sf.loadConfig()
+	if err != nil {
+		return err
+	}
+	logger := toolLogger(stderr)
+	if *at != "" || *view != "" {
+		if ff.given() {
+			return errors.New("replay: -at shows the whole state at one moment; -since, -until, -credential, -model and -kind do not apply")
+		}
+		moment, err := parseMoment(*at, now)
+		if err != nil {
+			return fmt.Errorf("-at: %w", err)
+		}
+		if moment.IsZero() {
+			moment = now.UTC()
+		}
+		if *view == "" {
+			*view = viewHealth
+		}
+		if !validView(*view) {
+			return fmt.Errorf("-view %q: want bans, health or state", *view)
+		}
+		src, err := openSource(ctx, sf, cfg, logger, stderr)
+		if err != nil {
+			return err
+		}
+		defer src.close()
+		if cfg == nil && *view == viewHealth {
+			fmt.Fprintln(stderr, "note: without -config the health view lists the credentials the log names; types, weights, limits and unused credentials come from the config")
+		}
+		return printView(ctx, src, cfg, moment, *view, stdout)
+	}
+	filter, err := ff.build(now)
+	if err != nil {
+		return err
+	}
+	var sink eventSink
+	switch *format {
+	case "text":
+		sink = newTimeline(stdout, filter)
+	case "jsonl":
+		sink = newJSONLSink(stdout, filter)
+	default:
+		return fmt.Errorf("-format %q: want text or jsonl", *format)
+	}
+	src, err := openSource(ctx, sf, cfg, logger, stderr)
+	if err != nil {
+		return err
+	}
+	defer src.close()
+	err = src.events(ctx, 0, func(ev domain.Event) error {
+		if ev.Kind != "" && filter.past(ev) {
+			return errStop
+		}
+		return sink.add(ev)
+	})
+	if tl, ok := sink.(*timeline); ok && tl.unreadable() > 0 {
+		fmt.Fprintf(stderr, "note: %d events this version cannot read were skipped (a newer airouter wrote them?)\n", tl.unreadable())
+	}
+	return errors.Join(err, sink.finish())
+}
+
+// eventSink is what a walk over the log writes events to.
+type eventSink interface {
+	add(ev domain.Event) error
+	flush() error
+	finish() error
+}
