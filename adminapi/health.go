@@ -129,6 +129,11 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 		}
 		h.Credentials[c.Name] = ch
 	}
+	// A credential is usable when one of its known pairs is not banned, or
+	// when it has no known pair and no ban: /health answers 503 only when
+	// none is, even though credentials_available counts, as in the router
+	// we replace, only credentials without any ban.
+	pairsOf, openPairs := map[string]int{}, map[string]int{}
 	for _, p := range a.knownPairs(snap) {
 		c := a.byName[p.Credential]
 		pv := snap.Pair(domain.Key{Credential: p.Credential, Model: p.Model}, now)
@@ -142,6 +147,10 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 		}
 		m.CurrentRPM, m.CurrentTPM = a.usage(p.Credential, p.Model)
 		h.Models[p.Credential+":"+p.Model] = m
+		pairsOf[p.Credential]++
+		if !m.IsBanned {
+			openPairs[p.Credential]++
+		}
 		if pv.Banned && pv.BanModel == p.Model && len(m.ErrorCodeCounts) > 0 {
 			// A credential's error counts are the sum over its pairs'
 			// own bans, as in the router we replace.
@@ -155,9 +164,12 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			h.Credentials[p.Credential] = ch
 		}
 	}
-	h.Status = "healthy"
-	if h.CredentialsAvailable == 0 {
-		h.Status = "unhealthy"
+	h.Status = "unhealthy"
+	for _, c := range a.creds {
+		if openPairs[c.Name] > 0 || (pairsOf[c.Name] == 0 && !h.Credentials[c.Name].IsBanned) {
+			h.Status = "healthy"
+			break
+		}
 	}
 	return h
 }

@@ -167,3 +167,26 @@ func TestHealthReportsTheLongestAutomaticBan(t *testing.T) {
 		t.Error("a pair known only from the log is missing")
 	}
 }
+
+// credentials_available counts, as in the router we replace, credentials
+// without any ban; /health turns 503 only when no credential is usable, so
+// a pool where every credential lost one model still reports healthy.
+func TestHealthStaysHealthyWhileAnyPairRoutes(t *testing.T) {
+	r := newRig(t)
+	for _, b := range []string{
+		`{"credential":"openai-1","model":"gpt-4o"}`,
+		`{"credential":"openai-2","model":"gpt-4o"}`,
+		`{"credential":"claude-1","model":"claude-sonnet"}`,
+		`{"credential":"relay","model":"gpt-4o"}`,
+	} {
+		r.admin("POST", "/api/ban", b, 200)
+	}
+	status, h := r.health()
+	if status != 200 || h.Status != "healthy" || h.CredentialsAvailable != 0 {
+		t.Fatalf("status %d %q, available %d; openai-1/gpt-4o-mini still routes", status, h.Status, h.CredentialsAvailable)
+	}
+	r.admin("POST", "/api/ban", `{"credential":"openai-1","model":"gpt-4o-mini"}`, 200)
+	if status, h := r.health(); status != 503 || h.Status != "unhealthy" {
+		t.Fatalf("with every pair banned: status %d %q", status, h.Status)
+	}
+}

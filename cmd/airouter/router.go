@@ -82,7 +82,7 @@ func logOptions(cfg *config.Config, logger hclog.Logger) eventlog.Options {
 	e := cfg.Events
 	maxBytes := e.MaxBytes
 	if maxBytes < 0 {
-		maxBytes = 0 // unlimited is expressed as "no MaxBytes" below
+		maxBytes = -1 // unlimited
 	}
 	return eventlog.Options{
 		StoreDir: e.StoreDir,

@@ -16,7 +16,7 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 		"unknown storage":   {StoreDir: dir, Storage: "tape"},
 		"no store dir":      {Storage: StorageFile},
 		"negative max age":  {StoreDir: dir, MaxAge: -1},
-		"negative bytes":    {StoreDir: dir, MaxBytes: -1},
+		"negative bytes":    {StoreDir: dir, MaxBytes: -2},
 		"bad listen":        {StoreDir: dir, Listen: "localhost"},
 		"bad listen port":   {StoreDir: dir, Listen: "127.0.0.1:http"},
 		"too many replicas": {NatsURL: "nats://127.0.0.1:1", Replicas: 9},
@@ -140,6 +140,18 @@ func TestStreamLimitsFollowConfigOnEmbeddedServer(t *testing.T) {
 	if info.Config.MaxBytes != 32<<20 || info.Config.MaxAge != 3600e9 || info.Config.Duplicates != DuplicateWindow {
 		t.Errorf("stream config = bytes %d age %s dup %s, want the reopened options",
 			info.Config.MaxBytes, info.Config.MaxAge, info.Config.Duplicates)
+	}
+}
+
+// max_bytes -1 means no size limit on the events stream, not the default.
+func TestUnlimitedMaxBytes(t *testing.T) {
+	l := openTest(t, Options{StoreDir: t.TempDir(), MaxBytes: -1})
+	info, err := l.events.Info(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.MaxBytes != -1 {
+		t.Errorf("stream MaxBytes = %d, want -1 (unlimited)", info.Config.MaxBytes)
 	}
 }
 

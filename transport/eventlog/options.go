@@ -59,7 +59,8 @@ type Options struct {
 	// MaxAge bounds the events stream by age; 0 keeps events until
 	// MaxBytes pushes them out.
 	MaxAge time.Duration
-	// MaxBytes bounds the events stream's size (default 1 GiB); the oldest
+	// MaxBytes bounds the events stream's size (default 1 GiB; -1 means
+	// unlimited, up to the server's storage limit); the oldest
 	// events are discarded first.
 	MaxBytes int64
 	// Replicas is the streams' replication factor in external mode
@@ -90,8 +91,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxAge < 0 {
 		return o, fmt.Errorf("events.max_age %s is negative", o.MaxAge)
 	}
-	if o.MaxBytes < 0 {
-		return o, fmt.Errorf("events.max_bytes %d is negative", o.MaxBytes)
+	if o.MaxBytes < -1 {
+		return o, fmt.Errorf("events.max_bytes %d: want -1 (unlimited) or a size", o.MaxBytes)
 	}
 	if o.MaxBytes == 0 {
 		o.MaxBytes = DefaultMaxBytes

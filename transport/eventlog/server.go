@@ -57,9 +57,14 @@ func startServer(ctx context.Context, o Options, dir string) (*server.Server, er
 		JetStreamMaxStore:      64 << 20,
 		JetStreamMaxMemory:     64 << 20,
 	}
-	if o.Storage == StorageMemory {
+	switch {
+	case o.MaxBytes < 0:
+		// Unlimited: the server's own limit (a share of the disk or memory)
+		// is the only bound, so leave it dynamic.
+		sopts.JetStreamMaxStore, sopts.JetStreamMaxMemory = 0, 0
+	case o.Storage == StorageMemory:
 		sopts.JetStreamMaxMemory = o.MaxBytes + storeHeadroom
-	} else {
+	default:
 		sopts.JetStreamMaxStore = o.MaxBytes + storeHeadroom
 	}
 	if o.Listen != "" {
