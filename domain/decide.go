@@ -15,10 +15,13 @@ import (
 //
 // Decide is a pure function of its arguments: it reads no clock. Every
 // decision is stamped with the outcome's time (At, Since, Until are derived
-// from ev.At) and its ID is derived from the outcome's log position ev.Seq
-// ("f2b/<cred>/<model>/<seq>", "cooldown/<cred>/<model>/<seq>",
-// "bench/<model>/<seq>"), so two replicas deciding from the same log, or a
-// retried publish, produce the same message id and the log keeps one copy.
+// from ev.At) and its ID is derived from log positions, so two replicas
+// deciding from the same log, or a retried publish, produce the same
+// message id and the log keeps one copy. A cooldown or a bench is named
+// after the outcome that caused it ("cooldown/<cred>/<model>/<seq>",
+// "bench/<model>/<seq>", seq = ev.Seq); a Fail2Ban ban after the pair's
+// failure streak ("f2b/<cred>/<model>/<streak>", streak = Facts.StreakSeq),
+// so every decision to ban the pair within one streak is the same ban.
 // ev.Seq must therefore be set (the event was read back from the log).
 //
 // The rules:
@@ -26,18 +29,24 @@ import (
 //   - Fail2Ban counts, per status code, only the codes watched for the
 //     credential (BanPolicy.Watched); 2xx never bans; a timeout counts as 408
 //     and any other transport failure as 502 (Outcome.Code). The rule is
-//     BanPolicy.RuleFor. The pair is banned when its counter for the code
-//     reaches the rule's threshold exactly (the crossing; a MaxAttempts below
+//     BanPolicy.RuleFor. The pair is banned when its counter for the
+//     outcome's code is at or past the rule's threshold (a MaxAttempts below
 //     1 is treated as 1, so "the first matching error bans", as in the router
-//     we replace). Only the crossing bans, so outcomes that were already in
-//     flight when the ban was decided, and are folded before the ban event
-//     comes back from the log, do not ban the pair a second time. This needs
-//     the fold to clear a pair's counters when its ban ends (expiry or lift),
-//     as the replaced router does. Nothing is decided for a pair that is
-//     banned (Facts.Banned) or for a proxy credential (Outcome.Proxy or
-//     BanPolicy.ProxyCredentials): a relay's errors reflect its own pool.
-//     A rule with Permanent, or with no positive Duration (the replaced
-//     router's "0 = permanent"), bans for good.
+//     we replace). Every failure that leaves its code's counter at or past
+//     the threshold decides the ban, so a decision that was lost (queue
+//     full, publish failed) is made again by the pair's next such failure
+//     instead of leaving the pair unbanned until a success. The
+//     re-decisions, and those of outcomes that were in flight when the ban
+//     was decided, carry the streak's id: the log de-duplicates them, and
+//     the fold ignores a ban whose id is the key's ban already. The code is
+//     not part of the id: a pair has one ban key, so a streak bans it once,
+//     by whichever code got there first. This needs the fold to clear a
+//     pair's counters, and so start a new streak, when its ban ends (expiry
+//     or lift), as the replaced router does. Nothing is decided for a pair
+//     that is banned (Facts.Banned) or for a proxy credential
+//     (Outcome.Proxy or BanPolicy.ProxyCredentials): a relay's errors
+//     reflect its own pool. A rule with Permanent, or with no positive
+//     Duration (the replaced router's "0 = permanent"), bans for good.
 //   - A 429 or 503 carrying Retry-After (Outcome.RetryAfterMS > 0) cools the
 //     pair until ev.At + Retry-After, capped at MaxRetryAfter, whatever its
 //     counters and also for proxy credentials: a cooldown is not a ban, it
@@ -73,7 +82,7 @@ func Decide(p BanPolicy, ev Event, f Facts) []Event {
 }
 
 // decideFail2Ban bans the outcome's pair when its counter for the outcome's
-// code crosses the rule's threshold.
+// code is at or past the rule's threshold.
 func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 	o := ev.Outcome
 	if f.Banned || o.Proxy || p.ProxyCredentials[o.Credential] {
@@ -85,7 +94,7 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 	}
 	rule := p.RuleFor(o.Credential, code)
 	n := f.Counts[code]
-	if n != threshold(rule) {
+	if n < threshold(rule) {
 		return Event{}, false
 	}
 	at := ev.At.UTC()
@@ -107,7 +116,7 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 	return Event{
 		V:    SchemaVersion,
 		Kind: KindBanImposed,
-		ID:   decisionID("f2b", o.Credential, o.Model, ev.Seq),
+		ID:   decisionID("f2b", o.Credential, o.Model, f.StreakSeq),
 		At:   at,
 		Ban:  ban,
 	}, true
@@ -239,8 +248,8 @@ func failureLabel(o Outcome) string {
 	return string(o.Class)
 }
 
-// decisionID is the deterministic id of a decision about a pair, caused by
-// the outcome at log position seq.
+// decisionID is the deterministic id of a decision about a pair, named by
+// the log position seq (the causing outcome's, or the streak's).
 func decisionID(kind, credential, model string, seq uint64) string {
 	return kind + "/" + credential + "/" + model + "/" + strconv.FormatUint(seq, 10)
 }

@@ -51,14 +51,20 @@ func asProxy(ev Event) Event {
 	return ev
 }
 
+// streakSeq is where the failure streak of the pair in counts began.
+const streakSeq = 2
+
+// counts is the Facts of a pair with these counters (code, n, ...) in a
+// streak that began at streakSeq.
 func counts(kv ...int) Facts {
 	c := map[int]int{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		c[kv[i]] = kv[i+1]
 	}
-	return Facts{Counts: c}
+	return Facts{Counts: c, StreakSeq: streakSeq}
 }
 
+// banEv is the Fail2Ban ban that cause decides in the streak of counts.
 func banEv(cause Event, code, n int, d time.Duration, reason string) Event {
 	o := cause.Outcome
 	b := &Ban{
@@ -72,7 +78,7 @@ func banEv(cause Event, code, n int, d time.Duration, reason string) Event {
 		b.Until = &until
 	}
 	return Event{V: SchemaVersion, Kind: KindBanImposed, At: cause.At, Ban: b,
-		ID: "f2b/" + o.Credential + "/" + o.Model + "/" + u64(cause.Seq)}
+		ID: "f2b/" + o.Credential + "/" + o.Model + "/" + u64(streakSeq)}
 }
 
 func cooldownEv(cause Event, d time.Duration) Event {
@@ -131,9 +137,11 @@ func fail2banCases() []decideCase {
 		{"empty completion 200 decides nothing", p, outcomeEv(3, "openai-1", "gpt-4o", 200, ClassEmptyCompletion), counts(200, 3), nil},
 		{"counters are per code: 2x429 + 2x500 ban nothing", p, e500, counts(429, 2, 500, 2), nil},
 		{"below the threshold", p, e500, counts(500, 2), nil},
-		{"top-level rule bans permanently at the crossing", p, e500, counts(429, 2, 500, 3),
+		{"top-level rule bans permanently at the threshold", p, e500, counts(429, 2, 500, 3),
 			[]Event{banEv(e500, 500, 3, 0, "3 x 500 (max_attempts 3, ban permanent)")}},
-		{"past the crossing (ban decided, not folded yet) bans nothing", p, e500, counts(500, 4), nil},
+		{"past the threshold (ban lost, or not folded yet) bans again, in the streak's name", p, e500, counts(500, 4),
+			[]Event{banEv(e500, 500, 4, 0, "4 x 500 (max_attempts 3, ban permanent)")}},
+		{"past the threshold of another code, this code below its own, bans nothing", p, e429, counts(500, 4, 429, 4), nil},
 		{"global per-code rule raises the threshold", p, e429, counts(429, 3), nil},
 		{"global per-code rule bans for its duration", p, e429, counts(429, 5),
 			[]Event{banEv(e429, 429, 5, 5*time.Minute, "5 x 429 (rule 429: max_attempts 5, ban 5m)")}},
@@ -280,6 +288,48 @@ func seedPolicyLike(p BanPolicy) BanPolicy {
 		q.Credentials[k] = v
 	}
 	return q
+}
+
+// TestDecideFail2BanIDNamesTheStreak checks that every decision to ban a
+// pair within one failure streak has the same id, whichever outcome and
+// code decided it, and that another streak or pair has another.
+func TestDecideFail2BanIDNamesTheStreak(t *testing.T) {
+	p := seedPolicy()
+	id := func(ev Event, f Facts) string {
+		t.Helper()
+		d := Decide(p, ev, f)
+		if len(d) != 1 || d[0].Kind != KindBanImposed {
+			t.Fatalf("decisions %v, want one ban", d)
+		}
+		if d[0].Ban.CauseSeq != ev.Seq {
+			t.Fatalf("cause_seq %d, want the deciding outcome's %d", d[0].Ban.CauseSeq, ev.Seq)
+		}
+		return d[0].ID
+	}
+	inStreak := func(streak uint64, kv ...int) Facts {
+		f := counts(kv...)
+		f.StreakSeq = streak
+		return f
+	}
+	first := id(outcomeEv(7, "openai-1", "gpt-4o", 500, ClassServerError), inStreak(5, 500, 3))
+	if first != "f2b/openai-1/gpt-4o/5" {
+		t.Fatalf("id %q, want f2b/openai-1/gpt-4o/5", first)
+	}
+	for name, got := range map[string]string{
+		"a later outcome":   id(outcomeEv(9, "openai-1", "gpt-4o", 500, ClassServerError), inStreak(5, 500, 4)),
+		"another code":      id(outcomeEv(9, "openai-1", "gpt-4o", 502, ClassServerError), inStreak(5, 500, 4, 502, 3)),
+		"a rule's own code": id(outcomeEv(12, "openai-1", "gpt-4o", 429, ClassRateLimited), inStreak(5, 500, 4, 429, 5)),
+	} {
+		if got != first {
+			t.Errorf("%s in the same streak: id %q, want %q", name, got, first)
+		}
+	}
+	if got := id(outcomeEv(30, "openai-1", "gpt-4o", 500, ClassServerError), inStreak(28, 500, 3)); got == first {
+		t.Errorf("another streak has the same id %q", got)
+	}
+	if got := id(outcomeEv(7, "openai-1", "llama", 500, ClassServerError), inStreak(5, 500, 3)); got == first {
+		t.Errorf("another pair has the same id %q", got)
+	}
 }
 
 func TestDecideCommonPathDoesNotAllocate(t *testing.T) {

@@ -88,10 +88,12 @@ type Ban struct {
 	Since      time.Time  `json:"since"`
 	Permanent  bool       `json:"permanent"`
 	Until      *time.Time `json:"until,omitempty"`
-	// Failures is the count that crossed the threshold (fail2ban only).
+	// Failures is the pair's count for ErrorCode when the ban was decided
+	// (fail2ban only).
 	Failures int `json:"failures,omitempty"`
 	// CauseSeq is the log position of the outcome that triggered an
-	// automatic ban; it is part of the ban's id.
+	// automatic ban, for audit. The ban's id names the pair's failure
+	// streak instead, so every re-decision of the same ban shares it.
 	CauseSeq uint64 `json:"cause_seq,omitempty"`
 }
 

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/airouter/airouter/domain"
 )
@@ -37,7 +38,7 @@ func Apply(s *State, ev domain.Event) *State {
 	case domain.KindOutcomeRecorded:
 		ok = s.applyOutcome(*ev.Outcome, ev)
 	case domain.KindBanImposed:
-		ok = s.applyBan(*ev.Ban, banID(ev))
+		ok = s.applyBan(*ev.Ban, banID(ev), ev.At)
 	case domain.KindBanLifted:
 		ok = s.applyUnban(*ev.Unban)
 	case domain.KindCooldownStarted:
@@ -105,7 +106,7 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event) bool {
 	case o.Class == domain.ClassCanceled:
 	default:
 		if code := o.Code(); code != 0 && (code < 200 || code > 299) {
-			s.count(p, code)
+			s.count(p, code, ev.Seq)
 		}
 		if o.Class.CountsForBench() {
 			s.appendFailure(s.model(o.Model), domain.ModelFailure{
@@ -116,9 +117,12 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event) bool {
 	return true
 }
 
-// applyBan sets the ban on its key, replacing any other ban there. The same
-// ban (same non-empty id) arriving twice is ignored. Counters stay.
-func (s *State) applyBan(b domain.Ban, id string) bool {
+// applyBan sets the ban on its key, replacing the ban there, except that a
+// manual ban always wins: an automatic ban does not replace a manual one
+// still active at the automatic ban's time (at), while a manual ban
+// replaces any ban. The same ban (same non-empty id) arriving twice is
+// ignored. Counters stay.
+func (s *State) applyBan(b domain.Ban, id string, at time.Time) bool {
 	if b.Credential == "" {
 		return false
 	}
@@ -127,7 +131,7 @@ func (s *State) applyBan(b domain.Ban, id string) bool {
 	}
 	c := s.cred(b.Credential)
 	if b.Model == domain.AllModels {
-		if id != "" && c.wild != nil && c.wild.id == id {
+		if keeps(c.wild, b, id, at) {
 			return true
 		}
 		c.wild = newBanRec(id, b)
@@ -135,12 +139,26 @@ func (s *State) applyBan(b domain.Ban, id string) bool {
 		return true
 	}
 	p := s.pair(c, b.Model)
-	if id != "" && p.ban != nil && p.ban.id == id {
+	if keeps(p.ban, b, id, at) {
 		return true
 	}
 	p.ban = newBanRec(id, b)
 	s.touchPair(p)
 	return true
+}
+
+// keeps reports whether the ban cur on a key stays when ban b (stored
+// under id, imposed at at) arrives for the same key: b is cur again (the
+// same non-empty id), or b is automatic and cur is a manual ban still on.
+func keeps(cur *banRec, b domain.Ban, id string, at time.Time) bool {
+	switch {
+	case cur == nil:
+		return false
+	case id != "" && cur.id == id:
+		return true
+	default:
+		return b.Origin != domain.OriginAdmin && cur.ban.Origin == domain.OriginAdmin && cur.activeAt(nanos(at))
+	}
 }
 
 // applyUnban lifts bans. An admin lift without a model lifts every ban of

@@ -181,9 +181,27 @@ func TestApplyBans(t *testing.T) {
 		{"a manual ban replaces a longer automatic one", []domain.Event{
 			autoBan(0, "auto", "a", "gpt", 401, 0), adminBan(m, "man", "a", "gpt", "short", 5*m),
 		}, []want{{"gpt", "man", domain.OriginAdmin}}},
-		{"an automatic ban replaces too", []domain.Event{
+		{"a manual ban replaces a manual one", []domain.Event{
+			adminBan(0, "man1", "a", "gpt", "x", 0), adminBan(m, "man2", "a", "gpt", "y", 5*m),
+		}, []want{{"gpt", "man2", domain.OriginAdmin}}},
+		{"an automatic ban never replaces an active manual one", []domain.Event{
 			adminBan(0, "man", "a", "gpt", "x", 5*m), autoBan(m, "auto", "a", "gpt", 429, 50*m),
+		}, []want{{"gpt", "man", domain.OriginAdmin}}},
+		{"nor a permanent manual one", []domain.Event{
+			adminBan(0, "man", "a", "gpt", "x", 0), autoBan(1000*time.Hour, "auto", "a", "gpt", 429, 0),
+		}, []want{{"gpt", "man", domain.OriginAdmin}}},
+		{"nor a manual wildcard ban", []domain.Event{
+			adminBan(0, "w", "a", "*", "drain", 5*m), autoBan(m, "auto", "a", "*", 429, 50*m),
+		}, []want{{"*", "w", domain.OriginAdmin}}},
+		{"an automatic ban replaces a manual one that has ended", []domain.Event{
+			adminBan(0, "man", "a", "gpt", "x", 5*m), autoBan(5*m, "auto", "a", "gpt", 429, 50*m),
 		}, []want{{"gpt", "auto", domain.OriginFail2Ban}}},
+		{"an automatic ban replaces another automatic one", []domain.Event{
+			autoBan(0, "b1", "a", "gpt", 429, 50*m), autoBan(m, "b2", "a", "gpt", 500, 5*m),
+		}, []want{{"gpt", "b2", domain.OriginFail2Ban}}},
+		{"a manual ban on the wildcard leaves an automatic exact ban to come", []domain.Event{
+			adminBan(0, "w", "a", "*", "drain", 0), autoBan(m, "b1", "a", "gpt", 429, 5*m),
+		}, []want{{"*", "w", domain.OriginAdmin}, {"gpt", "b1", domain.OriginFail2Ban}}},
 		{"the same ban twice is ignored", []domain.Event{
 			autoBan(0, "b1", "a", "gpt", 429, 5*m), autoBan(m, "b1", "a", "gpt", 429, 50*m),
 		}, []want{{"gpt", "b1", domain.OriginFail2Ban}}},
@@ -230,6 +248,68 @@ func TestApplyBans(t *testing.T) {
 				case w.id != "" && (b.id != w.id || b.ban.Origin != w.origin):
 					t.Errorf("a/%s: ban %q by %s, want %q by %s", w.model, b.id, b.ban.Origin, w.id, w.origin)
 				}
+			}
+		})
+	}
+}
+
+// TestApplyStreak checks the log position that names a pair's failure
+// streak, as Facts reports it after each outcome of pair a/gpt.
+func TestApplyStreak(t *testing.T) {
+	tests := []struct {
+		name   string
+		events []domain.Event
+		want   uint64
+	}{
+		{"the first failure starts the streak", []domain.Event{
+			outcome(0, "a", "gpt", 429),
+		}, 1},
+		{"later failures, of any code, keep it", []domain.Event{
+			outcome(0, "a", "gpt", 429), outcome(0, "b", "gpt", 500), outcome(m, "a", "gpt", 500),
+			outcome(2*m, "a", "gpt", 429),
+		}, 1},
+		{"a success ends it; the next failure starts another", []domain.Event{
+			outcome(0, "a", "gpt", 429), outcome(m, "a", "gpt", 200), outcome(2*m, "a", "gpt", 429),
+		}, 3},
+		{"no streak after a success", []domain.Event{
+			outcome(0, "a", "gpt", 429), outcome(m, "a", "gpt", 200),
+		}, 0},
+		{"an unwatched or canceled outcome does not end it", []domain.Event{
+			outcome(0, "a", "gpt", 429), outcome(m, "a", "gpt", 404), outcomeClass(m, "a", "gpt", 0, domain.ClassCanceled),
+		}, 1},
+		{"a manual ban leaves it; its lift ends it", []domain.Event{
+			outcome(0, "a", "gpt", 429), adminBan(m, "x", "a", "gpt", "why", 0), outcome(2*m, "a", "gpt", 500),
+			unban(3*m, "a", "gpt"), outcome(4*m, "a", "gpt", 500),
+		}, 5},
+		{"a ban's expiry ends it", []domain.Event{
+			outcome(0, "a", "gpt", 429), autoBan(m, "b1", "a", "gpt", 429, 5*m), expiry(6*m, "a", "gpt", "b1"),
+			outcome(7*m, "a", "gpt", 429),
+		}, 4},
+		{"an ended ban dropped by the next outcome ends it", []domain.Event{
+			outcome(0, "a", "gpt", 429), autoBan(m, "b1", "a", "gpt", 429, 5*m), outcome(7*m, "a", "gpt", 429),
+		}, 3},
+		{"lifting the wildcard ends it", []domain.Event{
+			outcome(0, "a", "gpt", 429), adminBan(m, "w", "a", "*", "drain", 0), unban(2*m, "a", "*"),
+			outcome(3*m, "a", "gpt", 429),
+		}, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := numbered(tc.events...)
+			s := fold(evs)
+			probe := outcome(time.Hour, "a", "gpt", 404)
+			probe.Seq = uint64(len(evs) + 1)
+			if tc.want == 0 {
+				if got := s.Facts(probe).StreakSeq; got != 0 {
+					t.Fatalf("streak %d, want none", got)
+				}
+				return
+			}
+			// Judge it through Facts after one more failure of the pair,
+			// which must not move it.
+			s = Apply(s, probe)
+			if got := s.Facts(probe).StreakSeq; got != tc.want {
+				t.Fatalf("streak %d, want %d", got, tc.want)
 			}
 		})
 	}

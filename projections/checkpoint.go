@@ -11,7 +11,8 @@ import (
 
 // CheckpointVersion is the version of the checkpoint format. A checkpoint
 // of another version is refused; the caller then replays the whole log.
-const CheckpointVersion = 1
+// Version 2 added a pair's failure streak (streak_seq).
+const CheckpointVersion = 2
 
 // ErrCheckpointVersion is returned (wrapped) for a checkpoint written in
 // another format version.
@@ -38,6 +39,7 @@ type checkpointCred struct {
 type checkpointPair struct {
 	Model    string           `json:"model"`
 	Counts   map[int]int      `json:"counts,omitempty"`
+	Streak   uint64           `json:"streak_seq,omitempty"`
 	Ban      *checkpointBan   `json:"ban,omitempty"`
 	Cooldown *domain.Cooldown `json:"cooldown,omitempty"`
 }
@@ -69,7 +71,7 @@ func (s *State) MarshalCheckpoint() ([]byte, error) {
 			p := c.pairs[model]
 			cp := checkpointPair{Model: model, Ban: checkpointBanOf(p.ban)}
 			if len(p.counts) > 0 {
-				cp.Counts = p.counts
+				cp.Counts, cp.Streak = p.counts, p.streak
 			}
 			if p.cooldown != nil {
 				cd := p.cooldown.cd
@@ -159,7 +161,7 @@ func (s *State) restoreCred(cc checkpointCred) error {
 		}
 		p := s.pair(c, cp.Model)
 		if len(cp.Counts) > 0 {
-			p.counts = cp.Counts
+			p.counts, p.streak = cp.Counts, cp.Streak
 		}
 		if cp.Ban != nil {
 			p.ban = newBanRec(cp.Ban.ID, cp.Ban.Ban)

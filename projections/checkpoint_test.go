@@ -65,14 +65,14 @@ func TestCheckpointRefusesWhatItCannotRead(t *testing.T) {
 		data    string
 		version bool
 	}{
-		{"another version", strings.Replace(string(good), `"version":1`, `"version":2`, 1), true},
+		{"another version", strings.Replace(string(good), `"version":2`, `"version":1`, 1), true},
 		{"no version", `{"seq":3}`, true},
 		{"not JSON", `{"version":1,`, false},
 		{"empty", ``, false},
-		{"wrong shape", `{"version":1,"credentials":"a"}`, false},
-		{"repeated credential", `{"version":1,"credentials":[{"name":"a"},{"name":"a"}]}`, false},
-		{"unnamed model", `{"version":1,"models":[{"name":""}]}`, false},
-		{"repeated pair", `{"version":1,"credentials":[{"name":"a","pairs":[{"model":"x"},{"model":"x"}]}]}`, false},
+		{"wrong shape", `{"version":2,"credentials":"a"}`, false},
+		{"repeated credential", `{"version":2,"credentials":[{"name":"a"},{"name":"a"}]}`, false},
+		{"unnamed model", `{"version":2,"models":[{"name":""}]}`, false},
+		{"repeated pair", `{"version":2,"credentials":[{"name":"a","pairs":[{"model":"x"},{"model":"x"}]}]}`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/airouter/airouter/domain"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/projections/*.golden.json")
+var update = flag.Bool("update", false, "rewrite testdata/projections/*.golden.json and testdata/policy/*/{decisions.jsonl,view.json}")
 
 const goldenDir = "../testdata/projections"
 

@@ -53,8 +53,10 @@ type credRec struct {
 // pairRec is one credential+model pair.
 type pairRec struct {
 	cred, model string
-	// counts are failures per status code since the last reset.
+	// counts are failures per status code since the last reset; streak
+	// is the log position of the first of them (0 when none).
 	counts   map[int]int
+	streak   uint64
 	ban      *banRec
 	cooldown *cooldownRec
 	dirty    bool
@@ -155,12 +157,14 @@ func (s *State) touchModel(m *modelRec) {
 	}
 }
 
-// resetCounts forgets a pair's failures.
+// resetCounts forgets a pair's failures; its next failure starts a new
+// streak.
 func (s *State) resetCounts(p *pairRec) {
 	if len(p.counts) > 0 {
 		s.touchPair(p)
 		clear(p.counts)
 	}
+	p.streak = 0
 }
 
 func (s *State) resetAllCounts(c *credRec) {
@@ -169,9 +173,14 @@ func (s *State) resetAllCounts(c *credRec) {
 	}
 }
 
-func (s *State) count(p *pairRec, code int) {
+// count adds a failure with code at log position seq; the first failure
+// after a reset starts the pair's streak.
+func (s *State) count(p *pairRec, code int, seq uint64) {
 	if p.counts == nil {
 		p.counts = map[int]int{}
+	}
+	if len(p.counts) == 0 {
+		p.streak = seq
 	}
 	p.counts[code]++
 	s.touchPair(p)

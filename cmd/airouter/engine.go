@@ -57,9 +57,12 @@ func (e *engine) afterApply(s *projections.State, ev domain.Event) {
 			select {
 			case e.decisions <- d:
 			default:
-				// The decision is not lost for good: the next outcome that
-				// crosses a threshold decides again, and the log keeps the
-				// outcomes. Count and say it.
+				// A dropped ban is not lost for good: the pair's counter
+				// stays at or past the threshold, so its next failure with
+				// that code decides the same ban again, under the same id
+				// (one per failure streak). A dropped cooldown or bench
+				// comes back only if a later outcome calls for one. Count
+				// and say it.
 				e.dropped.Add(1)
 				e.logger.Warn("decision queue full; decision dropped", "kind", d.Kind, "id", d.ID)
 			}
