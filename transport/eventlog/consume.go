@@ -16,6 +16,12 @@ import (
 // measured the best replay rate at 5000.
 const pullMaxMessages = 5000
 
+// consumeHeartbeat is the ordered consumer's idle heartbeat. Two missed
+// ones make the client re-create the consumer where it left off, so a
+// consumer lost with a cluster node (an R1 consumer lives on one node)
+// resumes within seconds (the library's default is 5 s, so 10 s).
+const consumeHeartbeat = time.Second
+
 // EventFunc receives events in stream order, one call at a time. pending is
 // how many messages the stream held after this one when it was delivered
 // (0 means caught up). An event with an empty Kind marks a skipped message:
@@ -30,9 +36,13 @@ type consumer struct {
 	mu      sync.Mutex
 	last    uint64 // last delivered stream sequence
 	stopped atomic.Bool
-	cc      jetstream.ConsumeContext
 	unwatch func() bool
 	errLog  atomic.Int64 // unix nanos of the last logged consume error
+
+	// The running consumption, replaced when it stalls (consume_watch.go).
+	ccMu sync.Mutex
+	cc   jetstream.ConsumeContext
+	stall
 }
 
 // Consume delivers every event from stream sequence fromSeq on (0 or 1:
@@ -67,14 +77,15 @@ func (l *Log) consume(ctx context.Context, cfg jetstream.OrderedConsumerConfig, 
 	if err != nil {
 		return nil, fmt.Errorf("create ordered consumer on %s: %w", EventsStream, err)
 	}
-	c := &consumer{l: l, fn: fn, from: from}
-	cc, err := oc.Consume(c.handle,
-		jetstream.PullMaxMessages(pullMaxMessages),
-		jetstream.ConsumeErrHandler(c.consumeErr))
+	c := &consumer{l: l, fn: fn, from: from, stall: stall{cfg: cfg}}
+	c.ccMu.Lock()
+	cc, err := oc.Consume(c.handle, c.consumeOpts()...)
 	if err != nil {
+		c.ccMu.Unlock()
 		return nil, fmt.Errorf("consume %s: %w", EventsStream, err)
 	}
 	c.cc = cc
+	c.ccMu.Unlock()
 	l.consMu.Lock()
 	l.consumers[c] = struct{}{}
 	l.consMu.Unlock()
@@ -103,7 +114,10 @@ func (c *consumer) stop() {
 	if c.unwatch != nil {
 		c.unwatch()
 	}
-	c.cc.Stop()
+	c.ccMu.Lock()
+	cc := c.cc
+	c.ccMu.Unlock()
+	cc.Stop()
 	c.l.consMu.Lock()
 	delete(c.l.consumers, c)
 	c.l.consMu.Unlock()
@@ -140,6 +154,7 @@ func (c *consumer) handle(msg jetstream.Msg) {
 		c.l.log.Warn("events expired before they were applied", "from_seq", c.from, "first_available_seq", seq)
 	}
 	c.last = seq
+	c.delivered.Store(seq)
 	c.fn(c.l.decode(msg.Data(), seq), md.NumPending)
 }
 
@@ -205,8 +220,12 @@ func (l *Log) skipOnce(kind string, seq uint64, err error) {
 	l.log.Warn("skipping unusable events of this kind (logged once)", "kind", kind, "first_seq", seq, "error", err)
 }
 
-// LastSeq returns the stream's last sequence (0 when empty).
+// LastSeq returns the stream's last sequence (0 when empty). While the
+// connection is down it fails at once rather than at ctx's deadline.
 func (l *Log) LastSeq(ctx context.Context) (uint64, error) {
+	if l.reconnecting() {
+		return 0, fmt.Errorf("read %s state: %w", EventsStream, errUnreachable)
+	}
 	info, err := l.events.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("read %s state: %w", EventsStream, err)

@@ -44,10 +44,13 @@
 //
 // Outcomes are at-most-once: Publish drops (and counts) an event when its
 // bounded queue is full, and an asynchronous publish error means "unknown",
-// never retried. Control events are at-least-once: PublishControl sets
-// Nats-Msg-Id to the event's ID and retries, and the stream's duplicate
-// window (DuplicateWindow) collapses retries and identical decisions made by
-// several replicas into one message.
+// never retried, except "no responders" (nobody stored it), which is sent
+// again once the stream answers. While NATS is unreachable the publisher
+// holds events in its queue rather than in the client, and sends them when
+// it is back (see outage.go). Control events are at-least-once:
+// PublishControl sets Nats-Msg-Id to the event's ID and retries, and the
+// stream's duplicate window (DuplicateWindow) collapses retries and
+// identical decisions made by several replicas into one message.
 //
 // # Consuming
 //

@@ -22,6 +22,10 @@ import (
 const (
 	asyncMaxPending = 2048
 	asyncTimeout    = 5 * time.Second
+	// pingInterval and maxPingsOut detect a dead external server in
+	// 10 to 15 s.
+	pingInterval = 5 * time.Second
+	maxPingsOut  = 2
 )
 
 // Log is the event log. It is safe for concurrent use.
@@ -49,6 +53,13 @@ type Log struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// Outages (outage.go): publishes nobody answered, sent again first,
+	// and whether the stream left the last publish unanswered; replacements
+	// of stalled consumers under way (consume_watch.go).
+	retry      chan pubItem
+	streamDown atomic.Bool
+	restarts   sync.WaitGroup
+
 	counters
 	reporter *lossReporter
 	skips    skipLog
@@ -71,6 +82,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		external:  o.NatsURL != "",
 		ncDone:    make(chan struct{}),
 		queue:     make(chan pubItem, o.QueueSize),
+		retry:     make(chan pubItem, retryCap),
 		stopPub:   make(chan struct{}),
 		abortPub:  make(chan struct{}),
 		pubDone:   make(chan struct{}),
@@ -166,7 +178,11 @@ func (l *Log) connect() error {
 	url := ""
 	if l.external {
 		url = l.opts.NatsURL
-		nopts = append(nopts, nats.MaxReconnects(-1))
+		// Reconnect forever (an outage only delays events), and notice
+		// a server that vanished without closing the connection (a host
+		// crash, a partition) within seconds, not the default minutes.
+		nopts = append(nopts, nats.MaxReconnects(-1),
+			nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut))
 		if l.opts.CredsFile != "" {
 			nopts = append(nopts, nats.UserCredentials(l.opts.CredsFile))
 		}
@@ -238,9 +254,12 @@ func (l *Log) close(ctx context.Context) error {
 	l.stopConsumers()
 	close(l.stopTick)
 	<-l.tickDone
+	l.restarts.Wait() // no check runs now, so none starts
 	l.reporter.tick()
 	var errs []error
-	if err := l.nc.Drain(); err != nil {
+	// Drain closes a connection that is reconnecting, and says so; during
+	// an outage there is nothing to drain, and what was queued is counted.
+	if err := l.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionReconnecting) {
 		errs = append(errs, fmt.Errorf("drain nats connection: %w", err))
 	}
 	select {
@@ -254,11 +273,13 @@ func (l *Log) close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// discardQueue counts what the publisher left in the queue as dropped and
-// releases waiting Flush calls.
+// discardQueue counts what the publisher left in the queue (and in the
+// retry queue) as dropped and releases waiting Flush calls.
 func (l *Log) discardQueue() {
 	for {
 		select {
+		case <-l.retry:
+			l.dropped.Add(1)
 		case it := <-l.queue:
 			if it.flushed != nil {
 				close(it.flushed)

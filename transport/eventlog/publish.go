@@ -55,17 +55,29 @@ func encodeItem(ev domain.Event) (pubItem, error) {
 	return pubItem{subject: Subject(ev), data: data}, nil
 }
 
-// publisher is the one goroutine that drains the queue into PublishAsync.
-// On Close it empties the queue, unless Close's deadline passes first.
+// publisher is the one goroutine that drains the queue into PublishAsync,
+// publishes that nobody answered first (outage.go). On Close it empties
+// the queue, unless Close's deadline passes first or the log does not take
+// events.
 func (l *Log) publisher() {
 	defer close(l.pubDone)
 	for {
 		select {
+		case it := <-l.retry:
+			l.handleItem(it)
+			continue
+		default:
+		}
+		select {
+		case it := <-l.retry:
+			l.handleItem(it)
 		case it := <-l.queue:
 			l.handleItem(it)
 		case <-l.stopPub:
 			for {
 				select {
+				case it := <-l.retry:
+					l.handleItem(it)
 				case it := <-l.queue:
 					l.handleItem(it)
 				case <-l.abortPub:
@@ -83,17 +95,30 @@ func (l *Log) handleItem(it pubItem) {
 		l.publishAsync(it)
 		return
 	}
-	select {
-	case <-l.js.PublishAsyncComplete():
-	case <-it.ctx.Done():
-	case <-l.abortPub:
+	defer close(it.flushed)
+	for {
+		select {
+		case <-l.js.PublishAsyncComplete():
+		case <-it.ctx.Done():
+			return
+		case <-l.abortPub:
+			return
+		}
+		// Publishes nobody answered came back before completion was
+		// signalled; they were queued before the flush, so send them too.
+		select {
+		case r := <-l.retry:
+			l.publishAsync(r)
+		default:
+			return
+		}
 	}
-	close(it.flushed)
 }
 
 // Flush waits until every event queued before the call has been
 // acknowledged, has failed, or was dropped by Close. It is for tools and tests, never the request
-// path: it waits for room in the queue.
+// path: it waits for room in the queue, and while the log is unreachable
+// it waits for the log to come back (or ctx).
 func (l *Log) Flush(ctx context.Context) error {
 	if l.closing.Load() {
 		return errors.New("flush events: the event log is closed")
@@ -121,6 +146,10 @@ func (l *Log) Flush(ctx context.Context) error {
 
 func (l *Log) publishAsync(it pubItem) {
 	for {
+		if !l.waitWritable() {
+			l.dropped.Add(1)
+			return
+		}
 		_, err := l.js.PublishAsync(it.subject, it.data)
 		if err == nil {
 			return
@@ -145,11 +174,6 @@ func (l *Log) asyncAck(jetstream.JetStream, *nats.Msg, *jetstream.PubAck) {
 	l.published.Add(1)
 }
 
-func (l *Log) asyncErr(_ jetstream.JetStream, m *nats.Msg, err error) {
-	l.failed.Add(1)
-	l.setLastError(fmt.Errorf("publish event on %s: %w", m.Subject, err))
-}
-
 // Control publish retries: a few attempts with doubling backoff, each
 // bounded, all within the caller's ctx and well within DuplicateWindow.
 const (
@@ -158,11 +182,18 @@ const (
 	controlFirstBackoff   = 50 * time.Millisecond
 )
 
+// errCodeDuplicateInProcess is the server's answer when a message with the
+// same Nats-Msg-Id is still being stored (a replicated stream, two replicas
+// publishing the same decision at once). The retry is answered as a
+// duplicate of the stored message, with its sequence.
+const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
+
 // PublishControl publishes a ban, unban, cooldown, bench or settings event
 // synchronously with Nats-Msg-Id set to ev.ID, retrying transient failures
-// with backoff within ctx. It returns the event's stream sequence; when the
-// ID was already stored within DuplicateWindow it returns the original
-// sequence and publishes nothing.
+// with backoff within ctx; while the connection is down it gives up after
+// the retries' backoff (under a second). It returns the event's stream
+// sequence; when the ID was already stored within DuplicateWindow it
+// returns the original sequence and publishes nothing.
 func (l *Log) PublishControl(ctx context.Context, ev domain.Event) (uint64, error) {
 	if ev.ID == "" {
 		return 0, fmt.Errorf("publish %s event: the event has no ID to deduplicate on", ev.Kind)
@@ -174,15 +205,22 @@ func (l *Log) PublishControl(ctx context.Context, ev domain.Event) (uint64, erro
 	backoff := controlFirstBackoff
 	var last error
 	for attempt := 1; attempt <= controlAttempts; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, controlAttemptTimeout)
-		ack, err := l.js.Publish(actx, it.subject, it.data, jetstream.WithMsgID(ev.ID))
-		cancel()
-		if err == nil {
-			return ack.Sequence, nil
+		// While disconnected a publish would wait in the client's buffer
+		// until its timeout; fail the attempt at once instead, so a
+		// caller learns of an outage in under a second.
+		err := errUnreachable
+		if !l.reconnecting() {
+			actx, cancel := context.WithTimeout(ctx, controlAttemptTimeout)
+			var ack *jetstream.PubAck
+			ack, err = l.js.Publish(actx, it.subject, it.data, jetstream.WithMsgID(ev.ID))
+			cancel()
+			if err == nil {
+				return ack.Sequence, nil
+			}
 		}
 		last = err
 		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) || ctx.Err() != nil || attempt == controlAttempts {
+		if (errors.As(err, &apiErr) && apiErr.ErrorCode != errCodeDuplicateInProcess) || ctx.Err() != nil || attempt == controlAttempts {
 			break // the server said no, or no time is left
 		}
 		t := time.NewTimer(backoff)

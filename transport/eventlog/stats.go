@@ -20,15 +20,19 @@ type Stats struct {
 	Failed uint64
 	// Rejected: events Publish refused as invalid (no subject, bad payload).
 	Rejected uint64
-	// Pending: events waiting in the queue; InFlight: sent, not yet acked.
+	// Pending: events waiting in the queue, or to be sent again after the
+	// stream left them unanswered; InFlight: sent, not yet acked.
 	Pending  int
 	InFlight int
 	// Undecodable: consumed messages that were not JSON events. Skipped:
 	// consumed events of an unknown kind, newer version or bad payload.
 	Undecodable uint64
 	Skipped     uint64
-	// Connected reports the NATS connection's state.
+	// Connected reports the NATS connection's state. Writable is stricter:
+	// connected, and the events stream answered the last publish (false
+	// while a restarted cluster has no stream leader yet).
 	Connected bool
+	Writable  bool
 	// LastError is the most recent publish or connection error, "" if none.
 	LastError string
 }
@@ -62,7 +66,7 @@ func (l *Log) Stats() Stats {
 		Dropped:     l.dropped.Load(),
 		Failed:      l.failed.Load(),
 		Rejected:    l.rejected.Load(),
-		Pending:     len(l.queue),
+		Pending:     len(l.queue) + len(l.retry),
 		Undecodable: l.undecodable.Load(),
 		Skipped:     l.skipped.Load(),
 		LastError:   l.lastError(),
@@ -72,6 +76,7 @@ func (l *Log) Stats() Stats {
 	}
 	if l.nc != nil {
 		s.Connected = l.nc.IsConnected()
+		s.Writable = l.writable()
 	}
 	return s
 }
@@ -115,6 +120,7 @@ func (l *Log) reportLoop() {
 		select {
 		case <-t.C:
 			l.reporter.tick()
+			l.watchConsumers()
 		case <-l.stopTick:
 			return
 		}

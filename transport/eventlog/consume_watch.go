@@ -1,0 +1,144 @@
+package eventlog
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A stalled consumer is replaced. The client library re-creates an ordered
+// consumer itself after missed heartbeats or a reconnect, but a creation
+// request sent while the cluster elects a new leader waits out a fixed 10 s
+// timeout before the next try, with backoff after it, so a replica could stop
+// folding for 10 s or more after a cluster node left or the cluster came
+// back. Once a second the log checks every unfiltered consumer: one that
+// delivered nothing for stallTicks checks in a row while the stream held
+// events past it is re-created from the sequence after the last one it
+// delivered, while the log is writable. The old one is stopped; anything
+// both deliver is passed to fn once (handle drops sequences already seen).
+const (
+	// stallTicks is how many one-second checks in a row a consumer must
+	// be behind without progress before it is replaced.
+	stallTicks = 2
+	// restartTimeout bounds the creation of a replacement; on failure the
+	// next check tries again.
+	restartTimeout = 2 * time.Second
+	// watchTimeout bounds the stream query of one check.
+	watchTimeout = time.Second
+)
+
+// stall is a consumer's state for the stall check.
+type stall struct {
+	cfg        jetstream.OrderedConsumerConfig // as first created
+	delivered  atomic.Uint64                   // last delivered stream sequence
+	restarting atomic.Bool
+	seen       atomic.Uint64 // delivered at the previous check
+	behind     atomic.Int64  // checks in a row behind without progress
+}
+
+// consumeOpts are the options every consumption of the events stream uses.
+func (c *consumer) consumeOpts() []jetstream.PullConsumeOpt {
+	return []jetstream.PullConsumeOpt{
+		jetstream.PullMaxMessages(pullMaxMessages),
+		jetstream.PullHeartbeat(consumeHeartbeat),
+		jetstream.ConsumeErrHandler(c.consumeErr),
+	}
+}
+
+// watchConsumers runs the stall check; it is called once a second.
+func (l *Log) watchConsumers() {
+	if l.js == nil || l.events == nil || !l.writable() {
+		return // reconnecting is the client's job; the check resumes after
+	}
+	l.consMu.Lock()
+	cs := make([]*consumer, 0, len(l.consumers))
+	for c := range l.consumers {
+		if len(c.cfg.FilterSubjects) == 0 {
+			cs = append(cs, c)
+		}
+	}
+	l.consMu.Unlock()
+	var last uint64
+	known := false
+	for _, c := range cs {
+		d := c.delivered.Load()
+		progressed := c.seen.Swap(d) != d
+		if progressed || (d == 0 && c.cfg.DeliverPolicy == jetstream.DeliverNewPolicy) {
+			c.behind.Store(0) // moving, or waiting for its first new event
+			continue
+		}
+		if !known {
+			ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+			info, err := l.events.Info(ctx)
+			cancel()
+			if err != nil {
+				return
+			}
+			last, known = info.State.LastSeq, true
+		}
+		if c.position() >= last {
+			c.behind.Store(0)
+			continue
+		}
+		if c.behind.Add(1) >= stallTicks && c.restarting.CompareAndSwap(false, true) {
+			c.behind.Store(0)
+			l.restarts.Add(1)
+			go c.restart()
+		}
+	}
+}
+
+// position is the stream sequence the consumer has passed: the last one it
+// delivered, or the one before where it was asked to start.
+func (c *consumer) position() uint64 {
+	p := c.delivered.Load()
+	if c.cfg.DeliverPolicy == jetstream.DeliverByStartSequencePolicy && c.cfg.OptStartSeq > 0 {
+		p = max(p, c.cfg.OptStartSeq-1)
+	}
+	return p
+}
+
+// restart replaces a stalled consumption with a new ordered consumer from
+// the sequence after the last delivered one.
+func (c *consumer) restart() {
+	defer c.l.restarts.Done()
+	defer c.restarting.Store(false)
+	if c.stopped.Load() || c.l.closing.Load() {
+		return
+	}
+	cfg := c.cfg
+	from := c.position() + 1
+	if from > 1 {
+		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
+		cfg.OptStartSeq = from
+		cfg.OptStartTime = nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), restartTimeout)
+	defer cancel()
+	oc, err := c.l.js.OrderedConsumer(ctx, EventsStream, cfg)
+	if err != nil {
+		c.consumeErr(nil, fmt.Errorf("replace a stalled consumer at seq %d: %w", from, err))
+		return
+	}
+	cc, err := oc.Consume(c.handle, c.consumeOpts()...)
+	if err != nil {
+		c.consumeErr(nil, fmt.Errorf("replace a stalled consumer at seq %d: %w", from, err))
+		return
+	}
+	c.ccMu.Lock()
+	if c.stopped.Load() {
+		c.ccMu.Unlock()
+		cc.Stop()
+		return
+	}
+	old := c.cc
+	c.cc = cc
+	c.ccMu.Unlock()
+	c.l.log.Info("replaced a stalled event consumer", "from_seq", from)
+	// Stopping the old one waits for the client's own re-creation attempt
+	// to end (up to its 10 s timeout); nothing waits for that.
+	go old.Stop()
+}

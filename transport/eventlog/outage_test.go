@@ -1,0 +1,220 @@
+package eventlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// natsServer is a stand-alone nats-server with JetStream on 127.0.0.1,
+// playing an external cluster that can go away and come back on the same
+// port and store.
+type natsServer struct {
+	t    *testing.T
+	dir  string
+	port int // -1 until the first start picked one
+	srv  *server.Server
+}
+
+func startNATS(t *testing.T) *natsServer {
+	t.Helper()
+	n := &natsServer{t: t, dir: t.TempDir(), port: -1}
+	n.start()
+	n.port = n.srv.Addr().(*net.TCPAddr).Port
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *natsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
+
+func (n *natsServer) start() {
+	n.t.Helper()
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: n.port, NoSigs: true, NoLog: true,
+		JetStream: true, StoreDir: n.dir, JetStreamMaxStore: 1 << 30,
+		DisableJetStreamBanner: true,
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		n.t.Fatal("nats-server did not start")
+	}
+	n.srv = s
+}
+
+func (n *natsServer) stop() {
+	if n.srv != nil {
+		n.srv.Shutdown()
+		n.srv.WaitForShutdown()
+		n.srv = nil
+	}
+}
+
+// syncBuffer collects log output from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor polls cond until it holds, failing after 20 s. It is for
+// conditions that cross goroutines and a network connection.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// While the external NATS is gone, Publish keeps answering at once: the
+// queue holds what fits, the rest is dropped, counted and logged, queries
+// fail fast, and when NATS is back every held event is stored, none twice.
+func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
+	ns := startNATS(t)
+	var logs syncBuffer
+	l := openTest(t, Options{
+		NatsURL: ns.url(), QueueSize: 8, MaxBytes: 64 << 20,
+		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
+	})
+	ctx := testCtx(t)
+	for i := range 3 {
+		if !l.Publish(outcomeEvent(i)) {
+			t.Fatalf("Publish %d refused while connected", i)
+		}
+	}
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	ns.stop()
+	waitFor(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
+	if l.Stats().Writable {
+		t.Error("Writable while disconnected")
+	}
+	if _, err := l.LastSeq(ctx); !errors.Is(err, errUnreachable) {
+		t.Errorf("LastSeq while disconnected = %v, want %v", err, errUnreachable)
+	}
+	accepted := 0
+	for i := 3; i < 15; i++ {
+		if l.Publish(outcomeEvent(i)) {
+			accepted++
+		}
+	}
+	// The queue holds 8, and the publisher may hold one more in hand.
+	if accepted < 8 || accepted > 9 {
+		t.Fatalf("accepted %d of 12 events with a queue of 8", accepted)
+	}
+	if s := l.Stats(); s.Dropped != uint64(12-accepted) || s.Failed != 0 {
+		t.Fatalf("stats while down = %+v, want %d dropped, none failed", s, 12-accepted)
+	}
+	waitFor(t, "the drops to be logged", func() bool {
+		return strings.Contains(logs.String(), fmt.Sprintf("dropped_total=%d", 12-accepted))
+	})
+
+	ns.start()
+	if err := l.Flush(ctx); err != nil {
+		t.Fatalf("Flush after NATS came back: %v", err)
+	}
+	last, err := l.LastSeq(ctx)
+	if err != nil || last != uint64(3+accepted) {
+		t.Fatalf("LastSeq = %d, %v; want %d", last, err, 3+accepted)
+	}
+	evs := readAll(t, l)
+	seen := map[string]bool{}
+	for _, ev := range evs {
+		id := ev.Outcome.RequestID
+		if seen[id] {
+			t.Errorf("event %s stored twice", id)
+		}
+		seen[id] = true
+	}
+	if s := l.Stats(); s.Published != uint64(3+accepted) || s.Failed != 0 || !s.Connected || s.Pending != 0 {
+		t.Errorf("stats after the outage = %+v", s)
+	}
+}
+
+// A publish no server answers (the stream has no leader, here: no stream at
+// all) is held and sent again once the stream answers: nothing is lost and
+// nothing is counted as failed.
+func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
+	l := openTest(t, Options{StoreDir: t.TempDir()})
+	ctx := testCtx(t)
+	if err := l.js.DeleteStream(ctx, EventsStream); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if !l.Publish(outcomeEvent(i)) {
+			t.Fatalf("Publish %d refused", i)
+		}
+	}
+	waitFor(t, "the stream to be marked as not answering", func() bool { return !l.Stats().Writable })
+	if s := l.Stats(); s.Failed != 0 || s.Published != 0 {
+		t.Fatalf("stats while the stream is gone = %+v", s)
+	}
+	if _, err := l.ensureStream(ctx, eventsConfig(l.opts)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	evs := readAll(t, l)
+	if len(evs) != 5 {
+		t.Fatalf("stored %d events, want 5", len(evs))
+	}
+	if s := l.Stats(); s.Published != 5 || s.Failed != 0 || s.Dropped != 0 || !l.Stats().Writable {
+		t.Errorf("stats = %+v, writable %v", s, l.Stats().Writable)
+	}
+}
+
+// Closing while NATS is gone does not wait for it: what is queued is
+// counted as dropped and Close reports no error.
+func TestCloseDuringAnOutageCountsTheQueueAsDropped(t *testing.T) {
+	ns := startNATS(t)
+	l, err := Open(testCtx(t), Options{NatsURL: ns.url(), MaxBytes: 64 << 20, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.stop()
+	waitFor(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
+	for i := range 3 {
+		l.Publish(outcomeEvent(i))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := l.Close(ctx); err != nil {
+		t.Fatalf("Close during an outage: %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Close waited for its deadline")
+	}
+	if s := l.Stats(); s.Dropped != 3 || s.Published != 0 {
+		t.Errorf("stats = %+v, want 3 dropped", s)
+	}
+}
