@@ -43,12 +43,17 @@ type Pair struct {
 
 // LogStatus is the event log's state, as the wiring reads it.
 type LogStatus struct {
+	// Connected is true when the log can take events now: connected, and
+	// its stream answers.
 	Connected bool
 	// LastSeq is the stream's last sequence; the lag is LastSeq minus the
 	// sequence the current snapshot reflects.
 	LastSeq uint64
 	// Published, Dropped and Failed count outcome publishes since start.
 	Published, Dropped, Failed uint64
+	// Pending counts outcome events waiting to be published (queued, or
+	// held while the log is unreachable).
+	Pending int
 	// LastError is the most recent publish or connection error.
 	LastError string
 }

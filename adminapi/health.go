@@ -81,6 +81,7 @@ type LogHealth struct {
 	LastEventAt *time.Time          `json:"last_event_at,omitempty"`
 	Published   uint64              `json:"published"`
 	Dropped     uint64              `json:"dropped"`
+	Pending     int                 `json:"pending"`
 	Failed      uint64              `json:"failed"`
 	Skipped     projections.Skipped `json:"skipped"`
 	LastError   string              `json:"last_error,omitempty"`
@@ -224,7 +225,7 @@ func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
 	ls := a.logStatus()
 	l := LogHealth{
 		Connected: ls.Connected, AppliedSeq: snap.Seq(), LastSeq: ls.LastSeq,
-		Published: ls.Published, Dropped: ls.Dropped, Failed: ls.Failed,
+		Published: ls.Published, Dropped: ls.Dropped, Failed: ls.Failed, Pending: ls.Pending,
 		Skipped: snap.Skipped(), LastError: domain.Redact(ls.LastError),
 	}
 	if l.LastSeq > l.AppliedSeq {

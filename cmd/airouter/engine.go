@@ -31,12 +31,15 @@ type engine struct {
 	// on: with several replicas, a decision published later than the log's
 	// de-duplication window after its cause could ban twice, and a replica
 	// that far behind leaves the decision to the replicas that are not.
-	horizon    time.Duration
-	now        func() time.Time
-	decisions  chan domain.Event
-	dropped    atomic.Uint64
-	failed     atomic.Uint64
-	checkpoint func(seq uint64, data []byte)
+	horizon time.Duration
+	now     func() time.Time
+	// lastFailLog is when a publish failure was last logged (run's
+	// goroutine only).
+	lastFailLog time.Time
+	decisions   chan domain.Event
+	dropped     atomic.Uint64
+	failed      atomic.Uint64
+	checkpoint  func(seq uint64, data []byte)
 	// observe sees every applied event, and whether it is live (newer than
 	// the log at start), for metrics and log lines.
 	observe   func(ev domain.Event, live bool)
@@ -112,9 +115,18 @@ func (e *engine) publish(ctx context.Context, d domain.Event) {
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := e.log.PublishControl(pctx, d); err != nil {
-		e.failed.Add(1)
-		e.logger.Error("publishing a decision failed", "kind", d.Kind, "id", d.ID, "error", err)
+		n := e.failed.Add(1)
+		// While the log is down the expiry ticker retries every second:
+		// say it once per failLogEvery, with the running count.
+		if now := e.now(); now.Sub(e.lastFailLog) >= failLogEvery {
+			e.lastFailLog = now
+			e.logger.Error("publishing a decision failed", "kind", d.Kind, "id", d.ID,
+				"failed_total", n, "error", err)
+		}
 	}
 }
+
+// failLogEvery limits the engine's publish-failure log lines.
+const failLogEvery = 10 * time.Second
 
 func (e *engine) wait() { e.wg.Wait() }

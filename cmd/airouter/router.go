@@ -84,15 +84,19 @@ func logOptions(cfg *config.Config, logger hclog.Logger) eventlog.Options {
 	if maxBytes < 0 {
 		maxBytes = -1 // unlimited
 	}
+	storeDir := e.StoreDir
+	if !e.Embedded() {
+		storeDir = "" // an external cluster keeps the log; nothing is stored here
+	}
 	return eventlog.Options{
-		StoreDir: e.StoreDir,
+		StoreDir: storeDir,
 		Storage:  e.Storage,
 		NatsURL:  e.NATSURL,
 		Listen:   e.Listen,
 		MaxAge:   e.MaxAge,
 		MaxBytes: maxBytes,
 		Replicas: e.Replicas,
-		Logger:   logger.Named("eventlog"),
+		Logger:   logger,
 	}
 }
 

@@ -108,7 +108,8 @@ const defaultStatusTimeout = time.Second
 func (rt *router) logStatus() adminapi.LogStatus {
 	st := rt.log.Stats()
 	ls := adminapi.LogStatus{
-		Connected: st.Connected,
+		Connected: st.Writable,
+		Pending:   st.Pending,
 		Published: st.Published,
 		Dropped:   st.Dropped,
 		Failed:    st.Failed,
