@@ -83,6 +83,10 @@ type Deps struct {
 	// Usage returns the current requests and tokens per minute of a
 	// credential (model "") or of a pair; nil reports zero.
 	Usage func(credential, model string) (rpm, tpm int)
+	// Rejections returns how many times selection skipped a candidate,
+	// by reason, since start (the proxy counts them with atomics; the
+	// metric reads them at scrape time); nil reports none.
+	Rejections func() map[string]uint64
 	// Watched reports whether Fail2Ban counts status for the credential;
 	// /health shows only those counters. Nil shows every counter.
 	Watched func(credential string, status int) bool
@@ -119,6 +123,7 @@ type API struct {
 	waitFor   func(ctx context.Context, seq uint64) error
 	publish   func(ctx context.Context, ev domain.Event) (uint64, error)
 	usage     func(credential, model string) (int, int)
+	rejects   func() map[string]uint64
 	watched   func(credential string, status int) bool
 	logStatus func() LogStatus
 	defaults  domain.FallbackSettings
@@ -150,6 +155,7 @@ func New(d Deps) (*API, error) {
 		waitFor:   d.WaitFor,
 		publish:   d.Publish,
 		usage:     d.Usage,
+		rejects:   d.Rejections,
 		watched:   d.Watched,
 		logStatus: d.LogStatus,
 		defaults:  d.DefaultSettings,
@@ -170,6 +176,9 @@ func New(d Deps) (*API, error) {
 	}
 	if a.usage == nil {
 		a.usage = func(string, string) (int, int) { return 0, 0 }
+	}
+	if a.rejects == nil {
+		a.rejects = func() map[string]uint64 { return nil }
 	}
 	if a.logStatus == nil {
 		a.logStatus = func() LogStatus { return LogStatus{} }

@@ -37,6 +37,8 @@ var (
 		"Outcome events the log acknowledged.", nil, nil)
 	descDropped = prometheus.NewDesc("airouter_log_publish_dropped_total",
 		"Outcome events dropped because the publish queue was full or the log was closing.", nil, nil)
+	descRejected = prometheus.NewDesc("auto_ai_router_credential_selection_rejected_total",
+		"Candidates selection skipped, by reason (banned, cooling_down, benched, rate_limited).", []string{"reason"}, nil)
 	descFailed = prometheus.NewDesc("airouter_log_publish_failures_total",
 		"Outcome publishes that failed or timed out.", nil, nil)
 )
@@ -49,7 +51,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descCredBanned, descCredRPM, descCredTPM, descModelRPM, descModelTPM, descBansActive,
 		descCooldowns, descBenched, descApplied, descLag, descSkipped,
-		descConnected, descPublished, descDropped, descFailed,
+		descConnected, descPublished, descDropped, descFailed, descRejected,
 	} {
 		ch <- d
 	}
@@ -117,4 +119,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(descPublished, prometheus.CounterValue, float64(l.Published))
 	emit(descDropped, prometheus.CounterValue, float64(l.Dropped))
 	emit(descFailed, prometheus.CounterValue, float64(l.Failed))
+	for reason, n := range a.rejects() {
+		emit(descRejected, prometheus.CounterValue, float64(n), reason)
+	}
 }

@@ -185,8 +185,10 @@ func newRig(t testing.TB) *rig {
 		WaitFor:     r.live.WaitFor,
 		Publish:     l.PublishControl,
 		Usage:       r.currentUsage,
-		Watched:     func(_ string, status int) bool { return watchedCodes[status] },
-		LogStatus:   r.logStatus,
+		// The proxy's selection counters, as the wiring passes them.
+		Rejections: func() map[string]uint64 { return map[string]uint64{"banned": 2, "rate_limited": 1} },
+		Watched:    func(_ string, status int) bool { return watchedCodes[status] },
+		LogStatus:  r.logStatus,
 		DefaultSettings: domain.FallbackSettings{
 			MaxHops: 20, TimeBudget: domain.Duration(45 * time.Second),
 		},

@@ -28,7 +28,6 @@ var hopBuckets = []float64{1, 2, 3, 4, 5, 6, 8, 10, 15, 20}
 type Metrics struct {
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec
-	rejected  *prometheus.CounterVec
 	bans      *prometheus.CounterVec
 	unbans    *prometheus.CounterVec
 	cooldowns *prometheus.CounterVec
@@ -48,10 +47,6 @@ func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Duration of upstream attempts.",
 			Buckets: durationBuckets,
 		}, []string{"credential", "endpoint"}),
-		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "auto_ai_router_credential_selection_rejected_total",
-			Help: "Candidates skipped during credential selection, by reason.",
-		}, []string{"reason"}),
 		bans: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "auto_ai_router_credential_ban_events_total",
 			Help: "Bans imposed; admin bans have error_code 0 and a wildcard ban has model *.",
@@ -79,7 +74,7 @@ func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"status"}),
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.duration, m.rejected, m.bans, m.unbans, m.cooldowns, m.benches, m.hops, m.exhausted,
+		m.requests, m.duration, m.bans, m.unbans, m.cooldowns, m.benches, m.hops, m.exhausted,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register the admin metrics: %w", err)
@@ -93,12 +88,6 @@ func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) Attempt(credential, model, endpoint string, status int, took time.Duration) {
 	m.requests.WithLabelValues(credential, model, endpoint, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(credential, endpoint).Observe(took.Seconds())
-}
-
-// Rejected records a candidate skipped during selection: "banned",
-// "cooling_down", "benched", "rate_limit", "model_not_available", ...
-func (m *Metrics) Rejected(reason string) {
-	m.rejected.WithLabelValues(reason).Inc()
 }
 
 // Request records how many upstream attempts one client request made.

@@ -50,9 +50,6 @@ func TestMetricsCountEventsAndReadGaugesAtScrape(t *testing.T) {
 	m.Attempt("openai-1", "gpt-4o", "chat.completions", 200, 1200*time.Millisecond)
 	m.Attempt("openai-1", "gpt-4o", "chat.completions", 200, 300*time.Millisecond)
 	m.Attempt("openai-2", "gpt-4o", "chat.completions", 502, 40*time.Millisecond)
-	m.Rejected("banned")
-	m.Rejected("banned")
-	m.Rejected("rate_limit")
 	m.Request(1)
 	m.Request(3)
 	m.Exhausted(429)
@@ -67,7 +64,7 @@ func TestMetricsCountEventsAndReadGaugesAtScrape(t *testing.T) {
 		`auto_ai_router_requests_duration_seconds_count{credential="openai-1",endpoint="chat.completions"}`:            2,
 		`auto_ai_router_requests_duration_seconds_bucket{credential="openai-1",endpoint="chat.completions",le="0.5"}`:  1,
 		`auto_ai_router_credential_selection_rejected_total{reason="banned"}`:                                          2,
-		`auto_ai_router_credential_selection_rejected_total{reason="rate_limit"}`:                                      1,
+		`auto_ai_router_credential_selection_rejected_total{reason="rate_limited"}`:                                    1,
 		`airouter_fallback_hops_count`:                                                      2,
 		`airouter_fallback_hops_sum`:                                                        4,
 		`airouter_exhausted_requests_total{status="429"}`:                                   1,

@@ -47,4 +47,13 @@ func TestFail2BanMovesTrafficToTheHealthyCredential(t *testing.T) {
 	if after := bad.calls.Load(); after != before {
 		t.Fatalf("the banned credential got %d more requests", after-before)
 	}
+	_, _, metrics := r.do(t, "GET", "/metrics", "", nil)
+	for _, want := range []string{
+		`auto_ai_router_credential_selection_rejected_total{reason="banned"} 20`,
+		`auto_ai_router_credential_ban_events_total{credential="cred-a",error_code="500",model="gpt-test"} 1`,
+	} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 }

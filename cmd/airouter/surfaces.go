@@ -22,6 +22,7 @@ func (rt *router) buildSurfaces() error {
 	ad.LogStatus = rt.logStatus
 	var p *proxy.Proxy
 	ad.Usage = func(credential, model string) (int, int) { return p.Usage(credential, model) }
+	ad.Rejections = func() map[string]uint64 { return p.Rejections() }
 	ad.Pairs = func() []adminapi.Pair { return rt.pairs(p) }
 	admin, err := adminapi.New(ad)
 	if err != nil {

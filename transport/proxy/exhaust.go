@@ -104,12 +104,8 @@ func (p *Proxy) retryAfter(rq *request) int64 {
 			continue
 		}
 		wait := time.Duration(max(c.cred.limits.freeIn(sec), c.pair.freeIn(sec))) * time.Second
-		if wait > 0 {
-			p.metrics.Rejected("rate_limited")
-		}
 		if g != nil {
 			if b, blocked := g.Blocked(c.cred.name, c.model, now); blocked {
-				p.metrics.Rejected(string(b.Reason))
 				if b.Permanent || b.Until.IsZero() {
 					continue
 				}

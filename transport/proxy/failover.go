@@ -68,7 +68,7 @@ func (p *Proxy) failover(w http.ResponseWriter, r *http.Request, rq *request) {
 			rq.budgetOut = true
 			break
 		}
-		i := rq.pool.pick(p.gate(), p.now(), rq.skip, rq.ep)
+		i := rq.pool.pick(p.gate(), p.now(), rq.skip, rq.ep, &p.rejected)
 		if i < 0 {
 			break
 		}

@@ -13,9 +13,6 @@ type Metrics interface {
 	Request(hops int)
 	// Exhausted is a request answered with an exhaustion error.
 	Exhausted(status int)
-	// Rejected is a candidate selection skipped at exhaustion time, by
-	// reason: banned, cooling_down, benched or rate_limited.
-	Rejected(reason string)
 }
 
 // noMetrics counts nothing.
@@ -24,7 +21,6 @@ type noMetrics struct{}
 func (noMetrics) Attempt(string, string, string, int, time.Duration) {}
 func (noMetrics) Request(int)                                        {}
 func (noMetrics) Exhausted(int)                                      {}
-func (noMetrics) Rejected(string)                                    {}
 
 // String names the surface in metrics labels.
 func (e endpoint) String() string {

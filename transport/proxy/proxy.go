@@ -136,6 +136,7 @@ type Proxy struct {
 	record   func(domain.Outcome)
 	watched  func(string, int) bool
 	metrics  Metrics
+	rejected rejections
 	log      hclog.Logger
 	now      func() time.Time
 	created  int64

@@ -32,12 +32,12 @@ func (s idxSet) count() (n int) {
 // may interleave, which can make two of them agree on a winner, but every
 // pick adds each live weight once and takes the total off once, so the
 // long-run shares stay exact. Nothing here locks or allocates.
-func (pl *pool) pick(g Gate, now time.Time, skip idxSet, ep endpoint) int {
+func (pl *pool) pick(g Gate, now time.Time, skip idxSet, ep endpoint, rej *rejections) int {
 	sec := now.Unix()
 	for {
-		i := pl.pickGroup(g, now, sec, skip, ep, 0, pl.primary)
+		i := pl.pickGroup(g, now, sec, skip, ep, 0, pl.primary, rej)
 		if i < 0 {
-			i = pl.pickGroup(g, now, sec, skip, ep, pl.primary, len(pl.cands))
+			i = pl.pickGroup(g, now, sec, skip, ep, pl.primary, len(pl.cands), rej)
 		}
 		if i < 0 {
 			return -1
@@ -46,15 +46,16 @@ func (pl *pool) pick(g Gate, now time.Time, skip idxSet, ep endpoint) int {
 		if c.reserve(sec) {
 			return i
 		}
+		rej.count(rejectRateLimited)
 		skip.set(i)
 	}
 }
 
-func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endpoint, from, to int) int {
+func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endpoint, from, to int, rej *rejections) int {
 	best, bestCur, total := -1, int64(0), int64(0)
 	for i := from; i < to; i++ {
 		c := &pl.cands[i]
-		if skip.has(i) || !c.usable(g, now, sec, ep) {
+		if skip.has(i) || !c.usable(g, now, sec, ep, rej) {
 			continue
 		}
 		cur := c.current.Add(c.weight)
@@ -71,16 +72,21 @@ func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endp
 
 // usable reports whether the candidate serves ep and is neither blocked by
 // the gate nor over a rate limit at this moment.
-func (c *candidate) usable(g Gate, now time.Time, sec int64, ep endpoint) bool {
+func (c *candidate) usable(g Gate, now time.Time, sec int64, ep endpoint, rej *rejections) bool {
 	if c.cred.eps&ep == 0 {
 		return false
 	}
 	if g != nil {
-		if _, blocked := g.Blocked(c.cred.name, c.model, now); blocked {
+		if b, blocked := g.Blocked(c.cred.name, c.model, now); blocked {
+			rej.countBlock(b.Reason)
 			return false
 		}
 	}
-	return !c.cred.limits.full(sec) && !c.pair.full(sec)
+	if c.cred.limits.full(sec) || c.pair.full(sec) {
+		rej.count(rejectRateLimited)
+		return false
+	}
+	return true
 }
 
 // reserve counts one request on the credential and the pair, or nothing

@@ -15,7 +15,7 @@ func BenchmarkSelect(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		skip[0] = 0
-		if pl.pick(gate, testNow, skip, epChat) < 0 {
+		if pl.pick(gate, testNow, skip, epChat, &rejections{}) < 0 {
 			b.Fatal("no pick")
 		}
 	}
@@ -44,7 +44,7 @@ func BenchmarkSelectWindows(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				skip[0] = 0
-				if pl.pick(gate, now, skip, epChat) < 0 {
+				if pl.pick(gate, now, skip, epChat, nil) < 0 {
 					b.Fatal("no pick")
 				}
 			}

@@ -36,7 +36,7 @@ func testPool(t testing.TB, specs ...string) (*Proxy, *pool) {
 func pickNames(pl *pool, g Gate, now time.Time, n int) string {
 	var b strings.Builder
 	for range n {
-		i := pl.pick(g, now, newIdxSet(len(pl.cands)), epChat)
+		i := pl.pick(g, now, newIdxSet(len(pl.cands)), epChat, nil)
 		if i < 0 {
 			b.WriteByte('-')
 			continue
@@ -79,7 +79,7 @@ func TestPickSkipsBlockedAndFallsBackLast(t *testing.T) {
 	// Within one request, tried primaries give way to the fallback.
 	skip := newIdxSet(len(pl.cands))
 	var order []string
-	for i := pl.pick(nil, now, skip, epChat); i >= 0; i = pl.pick(nil, now, skip, epChat) {
+	for i := pl.pick(nil, now, skip, epChat, nil); i >= 0; i = pl.pick(nil, now, skip, epChat, nil) {
 		skip.set(i)
 		order = append(order, pl.cands[i].cred.name)
 	}
@@ -100,7 +100,7 @@ func TestPickHonoursRateLimitsUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 100 {
-				if i := pl.pick(nil, now, newIdxSet(len(pl.cands)), epChat); i >= 0 {
+				if i := pl.pick(nil, now, newIdxSet(len(pl.cands)), epChat, nil); i >= 0 {
 					mu.Lock()
 					counts[pl.cands[i].cred.name]++
 					mu.Unlock()
@@ -126,7 +126,7 @@ func TestPickDoesNotAllocate(t *testing.T) {
 	skip := newIdxSet(len(pl.cands))
 	allocs := testing.AllocsPerRun(1000, func() {
 		skip[0] = 0
-		if pl.pick(gate, now, skip, epChat) < 0 {
+		if pl.pick(gate, now, skip, epChat, nil) < 0 {
 			t.Fatal("no pick")
 		}
 	})
