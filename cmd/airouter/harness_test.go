@@ -172,3 +172,14 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 func tempStore(t *testing.T) string { return filepath.Join(t.TempDir(), "data") }
+
+// grepLines returns the lines of s that contain sub, for failure messages.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
