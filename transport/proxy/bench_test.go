@@ -308,6 +308,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		{"direct", child.url},
 		{"reverseproxy", serve(b, bareReverseProxy(child.url))},
 		{"airouter", serve(b, benchAirouter(b, child.url))},
+		{"airouter+log", serve(b, benchAirouterWithLog(b, child.url))},
 	}
 	results := make([]phaseResult, len(targets))
 	for i, t := range targets {
@@ -316,7 +317,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	}
 	// The fixed rate is half of the slowest proxy's maximum, so every
 	// proxy does the same work without saturating.
-	rate := int(min(results[1].max.rps(), results[2].max.rps()) / 2)
+	rate := int(min(results[1].max.rps(), results[2].max.rps(), results[3].max.rps()) / 2)
 	for i, t := range targets {
 		runtime.GC()
 		cpu0, obj0 := cpuSeconds(), heapObjects()
@@ -336,11 +337,14 @@ func BenchmarkProxyOverhead(b *testing.B) {
 			fmt.Fprintf(&sb, "  %s: %d errors\n", r.name, r.max.Errors+r.fixed.Errors)
 		}
 	}
-	rp, ar := results[1], results[2]
-	fmt.Fprintf(&sb, "airouter / reverseproxy: CPU per request %.2fx, max rps %.2fx, p50 at the fixed rate %.2fx, p99 %.2fx\n",
-		ar.cpuPerReqUS/rp.cpuPerReqUS, ar.max.rps()/rp.max.rps(), ar.fixed.P50us/rp.fixed.P50us, ar.fixed.P99us/rp.fixed.P99us)
+	rp, ar, al := results[1], results[2], results[3]
+	for _, x := range []phaseResult{ar, al} {
+		fmt.Fprintf(&sb, "%s / reverseproxy: CPU per request %.2fx, max rps %.2fx, p50 at the fixed rate %.2fx, p99 %.2fx\n",
+			x.name, x.cpuPerReqUS/rp.cpuPerReqUS, x.max.rps()/rp.max.rps(), x.fixed.P50us/rp.fixed.P50us, x.fixed.P99us/rp.fixed.P99us)
+	}
 	b.Log(sb.String())
 	b.ReportMetric(ar.cpuPerReqUS/rp.cpuPerReqUS, "cpu-ratio")
+	b.ReportMetric(al.cpuPerReqUS/rp.cpuPerReqUS, "cpu-ratio-with-log")
 	b.ReportMetric(ar.cpuPerReqUS, "airouter-cpu-µs/req")
 	b.ReportMetric(rp.cpuPerReqUS, "revproxy-cpu-µs/req")
 	b.ReportMetric(ar.max.rps(), "airouter-max-rps")
