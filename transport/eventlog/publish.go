@@ -72,6 +72,9 @@ func (l *Log) publisher() {
 		case it := <-l.retry:
 			l.handleItem(it)
 		case it := <-l.queue:
+			if it.flushed == nil && len(l.queue) == 0 {
+				l.linger()
+			}
 			l.handleItem(it)
 		case <-l.stopPub:
 			for {
@@ -87,6 +90,26 @@ func (l *Log) publisher() {
 				}
 			}
 		}
+	}
+}
+
+// lingerDelay is how long the publisher holds an event that arrived on an
+// empty queue before sending it, so that the events of a burst go out
+// together: at a few thousand requests a second, sending each event on its
+// own costs a chain of goroutine wakeups (client flusher, server read,
+// store, ack, consumer delivery) per event, which two milliseconds of
+// delay amortise over the burst (measured with BenchmarkProxyOverhead in
+// transport/proxy: the log's CPU per request fell from ~45 µs to ~20 µs).
+// Outcome events are statistics; two milliseconds do not matter to a ban.
+const lingerDelay = 2 * time.Millisecond
+
+// linger waits lingerDelay, or less when the log is stopping.
+func (l *Log) linger() {
+	t := time.NewTimer(lingerDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.stopPub:
 	}
 }
 
