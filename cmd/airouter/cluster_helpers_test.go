@@ -228,21 +228,9 @@ func waitUntil(t testing.TB, d time.Duration, what string, cond func() bool) {
 // cluster's events stream with three replicas, on file storage.
 func clusterConfig(t testing.TB, c *natsCluster, extra string, ups ...*upstream) *config.Config {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n  master_key: %s\n  port: 8080\n", testMasterKey)
-	fmt.Fprintf(&b, "events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 3\n  max_bytes: 64MiB\n",
+	events := fmt.Sprintf("events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 3\n  max_bytes: 64MiB\n",
 		filepath.Join(t.TempDir(), "unused"), c.URLs())
-	b.WriteString("credentials:\n")
-	for i, u := range ups {
-		fmt.Fprintf(&b, "  - name: cred-%c\n    type: openai\n    api_key: sk-upstream-secret-%d\n    base_url: %s/v1\n", 'a'+i, i, u.URL)
-	}
-	b.WriteString("models:\n  - name: gpt-test\n")
-	b.WriteString(extra)
-	cfg, err := config.Parse([]byte(b.String()), nil)
-	if err != nil {
-		t.Fatalf("cluster config: %v\n%s", err, b.String())
-	}
-	return cfg
+	return buildConfig(t, events, extra, ups...)
 }
 
 // startReplica is start for one of several replicas: its log lines carry

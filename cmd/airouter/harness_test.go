@@ -55,9 +55,17 @@ func newUpstream(t *testing.T, status int) *upstream {
 // model "gpt-test", and parses it.
 func testConfig(t *testing.T, storeDir, storage string, extra string, ups ...*upstream) *config.Config {
 	t.Helper()
+	return buildConfig(t, fmt.Sprintf("events:\n  store_dir: %s\n  storage: %s\n", storeDir, storage), extra, ups...)
+}
+
+// buildConfig is the test config around an events section: one openai
+// credential per upstream (cred-a, cred-b, ...), all serving "gpt-test",
+// then extra top-level YAML.
+func buildConfig(t testing.TB, events, extra string, ups ...*upstream) *config.Config {
+	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "server:\n  master_key: %s\n  port: 8080\n", testMasterKey)
-	fmt.Fprintf(&b, "events:\n  store_dir: %s\n  storage: %s\n", storeDir, storage)
+	b.WriteString(events)
 	b.WriteString("credentials:\n")
 	for i, u := range ups {
 		fmt.Fprintf(&b, "  - name: cred-%c\n    type: openai\n    api_key: sk-upstream-secret-%d\n    base_url: %s/v1\n", 'a'+i, i, u.URL)
