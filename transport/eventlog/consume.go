@@ -133,6 +133,12 @@ func (l *Log) stopConsumers() {
 	for _, c := range cs {
 		c.stop()
 	}
+	// A stop already running elsewhere (a canceled context's AfterFunc)
+	// may not have unregistered its consumer yet; every one is stopped
+	// now, so none stays registered.
+	l.consMu.Lock()
+	clear(l.consumers)
+	l.consMu.Unlock()
 }
 
 // handle runs on the library's delivery goroutine. The mutex and the

@@ -227,8 +227,11 @@ func TestConsumersStopWithContextAndClose(t *testing.T) {
 	if err := l.Close(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if len(l.consumers) != 0 {
-		t.Errorf("%d consumers still registered after Close", len(l.consumers))
+	l.consMu.Lock()
+	registered := len(l.consumers)
+	l.consMu.Unlock()
+	if registered != 0 {
+		t.Errorf("%d consumers still registered after Close", registered)
 	}
 	if _, err := l.Consume(testCtx(t), 0, func(domain.Event, uint64) {}); err == nil {
 		t.Error("Consume succeeded on a closed log")
