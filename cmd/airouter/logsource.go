@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -90,7 +89,7 @@ func pickSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger h
 		}
 		return &logSource{file: f.file, what: f.file}, nil
 	case f.nats != "":
-		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+redactURL(f.nats))
+		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+eventlog.RedactURLs(f.nats))
 	case cfg != nil:
 		return openConfigSource(ctx, cfg, logger)
 	}
@@ -128,7 +127,7 @@ func openConfigSource(ctx context.Context, cfg *config.Config, logger hclog.Logg
 func liveSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger hclog.Logger) (*logSource, error) {
 	switch {
 	case f.nats != "":
-		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+redactURL(f.nats))
+		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+eventlog.RedactURLs(f.nats))
 	case cfg == nil:
 		return nil, errors.New("say where the live log is: -config FILE or -nats URL")
 	case cfg.Events.NATSURL != "":
@@ -158,22 +157,6 @@ func listenURL(listen string) string {
 		host = "127.0.0.1"
 	}
 	return "nats://" + net.JoinHostPort(host, port)
-}
-
-// redactURL drops user info (user:password@, token@) from a list of NATS
-// URLs, for messages.
-func redactURL(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		if at := strings.LastIndex(p, "@"); at >= 0 {
-			scheme := ""
-			if k := strings.Index(p, "://"); k >= 0 && k < at {
-				scheme = p[:k+3]
-			}
-			parts[i] = scheme + "***@" + p[at+1:]
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 func (s *logSource) close() {

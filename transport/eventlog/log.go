@@ -192,7 +192,7 @@ func (l *Log) connect() error {
 	nc, err := nats.Connect(url, nopts...)
 	if err != nil {
 		if l.external {
-			return fmt.Errorf("connect to nats %s: %w", redactURLs(url), err)
+			return fmt.Errorf("connect to nats %s: %w", RedactURLs(url), err)
 		}
 		return fmt.Errorf("connect to the embedded nats-server: %w", err)
 	}
@@ -200,8 +200,9 @@ func (l *Log) connect() error {
 	return nil
 }
 
-// redactURLs drops user info from URLs for error messages.
-func redactURLs(urls string) string {
+// RedactURLs drops the user info (user:password@, token@) of every URL in a
+// comma-separated list of NATS URLs, for messages.
+func RedactURLs(urls string) string {
 	parts := strings.Split(urls, ",")
 	for i, p := range parts {
 		if at := strings.LastIndex(p, "@"); at >= 0 {

@@ -156,7 +156,7 @@ func TestUnlimitedMaxBytes(t *testing.T) {
 }
 
 func TestRedactURLs(t *testing.T) {
-	got := redactURLs("nats://user:secret@a:4222,tls://tok@b:4222,nats://c:4222")
+	got := RedactURLs("nats://user:secret@a:4222,tls://tok@b:4222,nats://c:4222")
 	if strings.Contains(got, "secret") || strings.Contains(got, "tok@") || !strings.Contains(got, "c:4222") {
 		t.Errorf("redactURLs = %q", got)
 	}

@@ -135,7 +135,7 @@ func (l *Log) openReader(ctx context.Context, o ReaderOptions) error {
 	l.js = js
 	where := o.StoreDir
 	if l.external {
-		where = redactURLs(o.NatsURL)
+		where = RedactURLs(o.NatsURL)
 	}
 	if l.events, err = js.Stream(ctx, EventsStream); err != nil {
 		return fmt.Errorf("open stream %s in %s: %w", EventsStream, where, err)
