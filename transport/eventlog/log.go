@@ -68,14 +68,9 @@ type Log struct {
 	consumers map[*consumer]struct{}
 }
 
-// Open starts (or connects to) NATS, makes sure both streams exist and
-// starts the publisher. On error nothing is left running and the store
-// lock is released.
-func Open(ctx context.Context, opts Options) (*Log, error) {
-	o, err := opts.withDefaults()
-	if err != nil {
-		return nil, err
-	}
+// newLog builds a Log's channels and bookkeeping from defaulted options;
+// Open and OpenReader both start from it.
+func newLog(o Options) *Log {
 	l := &Log{
 		opts:      o,
 		log:       o.Logger.Named("eventlog"),
@@ -91,6 +86,18 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 		consumers: make(map[*consumer]struct{}),
 	}
 	l.reporter = newLossReporter(l.log, &l.counters)
+	return l
+}
+
+// Open starts (or connects to) NATS, makes sure both streams exist and
+// starts the publisher. On error nothing is left running and the store
+// lock is released.
+func Open(ctx context.Context, opts Options) (*Log, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	l := newLog(o)
 	if err := l.open(ctx); err != nil {
 		return nil, errors.Join(err, l.teardown())
 	}

@@ -76,27 +76,13 @@ func OpenReader(ctx context.Context, o ReaderOptions) (*Reader, error) {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	// The fields Open initialises, less the publisher's: the queue is never
-	// fed (a Reader has no Publish) and no publisher runs, so Close finds
-	// it done. Keep in step with Open.
-	l := &Log{
-		opts: Options{
-			NatsURL: o.NatsURL, CredsFile: o.CredsFile, Storage: StorageFile,
-			MaxBytes: DefaultMaxBytes, QueueSize: 1, Logger: o.Logger,
-			ServerName: "airouter-reader", noPublisher: true,
-		},
-		log:       o.Logger.Named("eventlog"),
-		external:  o.NatsURL != "",
-		ncDone:    make(chan struct{}),
-		queue:     make(chan pubItem, 1),
-		stopPub:   make(chan struct{}),
-		abortPub:  make(chan struct{}),
-		pubDone:   make(chan struct{}),
-		stopTick:  make(chan struct{}),
-		tickDone:  make(chan struct{}),
-		consumers: make(map[*consumer]struct{}),
-	}
-	l.reporter = newLossReporter(l.log, &l.counters)
+	// A Reader has no Publish and runs no publisher: its queue is never
+	// fed, and Close finds the publisher done.
+	l := newLog(Options{
+		NatsURL: o.NatsURL, CredsFile: o.CredsFile, Storage: StorageFile,
+		MaxBytes: DefaultMaxBytes, QueueSize: 1, Logger: o.Logger,
+		ServerName: "airouter-reader", noPublisher: true,
+	})
 	close(l.pubDone)
 	if err := l.openReader(ctx, o); err != nil {
 		return nil, errors.Join(err, l.teardown())
