@@ -148,7 +148,7 @@ func (t *banTracker) imposed(ev domain.Event) {
 	}
 	id := ev.ID
 	if id == "" && ev.Seq > 0 {
-		id = "seq/" + strconv.FormatUint(ev.Seq, 10) // as projections names it
+		id = "seq/" + ev.Pos().String() // as projections names it
 	}
 	tb := trackedBan{id: id, perm: b.Permanent || b.Until == nil}
 	if !tb.perm {

@@ -18,11 +18,12 @@ import (
 // from ev.At) and its ID is derived from log positions, so two replicas
 // deciding from the same log, or a retried publish, produce the same
 // message id and the log keeps one copy. A cooldown or a bench is named
-// after the outcome that caused it ("cooldown/<cred>/<model>/<seq>",
-// "bench/<model>/<seq>", seq = ev.Seq); a Fail2Ban ban after the pair's
-// failure streak ("f2b/<cred>/<model>/<streak>", streak = Facts.StreakSeq),
-// so every decision to ban the pair within one streak is the same ban.
-// ev.Seq must therefore be set (the event was read back from the log).
+// after the outcome that caused it ("cooldown/<cred>/<model>/<pos>",
+// "bench/<model>/<pos>", pos = ev.Pos() as "41" or "41.3"); a Fail2Ban ban
+// after the pair's failure streak ("f2b/<cred>/<model>/<streak>", streak =
+// Facts.Streak), so every decision to ban the pair within one streak is the
+// same ban. ev.Seq must therefore be set (the event was read back from the
+// log).
 //
 // The rules:
 //
@@ -108,6 +109,7 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 		Permanent:  permanent(rule),
 		Failures:   n,
 		CauseSeq:   ev.Seq,
+		CauseIndex: ev.Index,
 	}
 	if !ban.Permanent {
 		until := at.Add(rule.Duration)
@@ -116,7 +118,7 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 	return Event{
 		V:    SchemaVersion,
 		Kind: KindBanImposed,
-		ID:   decisionID("f2b", o.Credential, o.Model, f.StreakSeq),
+		ID:   decisionID("f2b", o.Credential, o.Model, f.Streak),
 		At:   at,
 		Ban:  ban,
 	}, true
@@ -175,7 +177,7 @@ func decideCooldown(ev Event, f Facts) (Event, bool) {
 	return Event{
 		V:    SchemaVersion,
 		Kind: KindCooldownStarted,
-		ID:   decisionID("cooldown", o.Credential, o.Model, ev.Seq),
+		ID:   decisionID("cooldown", o.Credential, o.Model, ev.Pos()),
 		At:   at,
 		Cooldown: &Cooldown{
 			Credential: o.Credential,
@@ -183,6 +185,7 @@ func decideCooldown(ev Event, f Facts) (Event, bool) {
 			Until:      until,
 			Status:     o.Status,
 			CauseSeq:   ev.Seq,
+			CauseIndex: ev.Index,
 		},
 	}, true
 }
@@ -225,7 +228,7 @@ func decideBench(bp BenchPolicy, ev Event, f Facts) (Event, bool) {
 	return Event{
 		V:    SchemaVersion,
 		Kind: KindModelBenched,
-		ID:   "bench/" + o.Model + "/" + strconv.FormatUint(ev.Seq, 10),
+		ID:   "bench/" + o.Model + "/" + ev.Pos().String(),
 		At:   at,
 		Bench: &Bench{
 			Model:       o.Model,
@@ -234,7 +237,8 @@ func decideBench(bp BenchPolicy, ev Event, f Facts) (Event, bool) {
 			Credentials: creds,
 			Reason: fmt.Sprintf("%d failures on %d credentials within %s (last: %s)",
 				n, len(creds), shortDuration(bp.Window), failureLabel(*o)),
-			CauseSeq: ev.Seq,
+			CauseSeq:   ev.Seq,
+			CauseIndex: ev.Index,
 		},
 	}, true
 }
@@ -249,9 +253,9 @@ func failureLabel(o Outcome) string {
 }
 
 // decisionID is the deterministic id of a decision about a pair, named by
-// the log position seq (the causing outcome's, or the streak's).
-func decisionID(kind, credential, model string, seq uint64) string {
-	return kind + "/" + credential + "/" + model + "/" + strconv.FormatUint(seq, 10)
+// the log position at (the causing outcome's, or the streak's).
+func decisionID(kind, credential, model string, at Pos) string {
+	return kind + "/" + credential + "/" + model + "/" + at.String()
 }
 
 // shortDuration renders a duration without trailing zero units: "5m",

@@ -61,7 +61,7 @@ func counts(kv ...int) Facts {
 	for i := 0; i+1 < len(kv); i += 2 {
 		c[kv[i]] = kv[i+1]
 	}
-	return Facts{Counts: c, StreakSeq: streakSeq}
+	return Facts{Counts: c, Streak: Pos{Seq: streakSeq}}
 }
 
 // banEv is the Fail2Ban ban that cause decides in the streak of counts.
@@ -308,7 +308,7 @@ func TestDecideFail2BanIDNamesTheStreak(t *testing.T) {
 	}
 	inStreak := func(streak uint64, kv ...int) Facts {
 		f := counts(kv...)
-		f.StreakSeq = streak
+		f.Streak = Pos{Seq: streak}
 		return f
 	}
 	first := id(outcomeEv(7, "openai-1", "gpt-4o", 500, ClassServerError), inStreak(5, 500, 3))

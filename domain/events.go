@@ -52,13 +52,14 @@ func (k Kind) Known() bool {
 
 // Event is the envelope of everything written to the log. Exactly one
 // payload field matching Kind is set. At is stamped by the producer, in UTC;
-// Seq is the log position, set when the event is read back.
+// Seq and Index are the log position (Pos), set when the event is read back.
 type Event struct {
-	V    int       `json:"v"`
-	Kind Kind      `json:"kind"`
-	ID   string    `json:"id,omitempty"`
-	At   time.Time `json:"at"`
-	Seq  uint64    `json:"-"`
+	V     int       `json:"v"`
+	Kind  Kind      `json:"kind"`
+	ID    string    `json:"id,omitempty"`
+	At    time.Time `json:"at"`
+	Seq   uint64    `json:"-"`
+	Index uint32    `json:"-"`
 
 	Outcome  *Outcome          `json:"outcome,omitempty"`
 	Ban      *Ban              `json:"ban,omitempty"`
@@ -91,10 +92,12 @@ type Ban struct {
 	// Failures is the pair's count for ErrorCode when the ban was decided
 	// (fail2ban only).
 	Failures int `json:"failures,omitempty"`
-	// CauseSeq is the log position of the outcome that triggered an
-	// automatic ban, for audit. The ban's id names the pair's failure
-	// streak instead, so every re-decision of the same ban shares it.
-	CauseSeq uint64 `json:"cause_seq,omitempty"`
+	// CauseSeq and CauseIndex are the log position of the outcome that
+	// triggered an automatic ban, for audit. The ban's id names the pair's
+	// failure streak instead, so every re-decision of the same ban shares
+	// it.
+	CauseSeq   uint64 `json:"cause_seq,omitempty"`
+	CauseIndex uint32 `json:"cause_index,omitempty"`
 }
 
 // Key returns the key the ban is stored under.
@@ -133,6 +136,7 @@ type Cooldown struct {
 	Until      time.Time `json:"until"`
 	Status     int       `json:"status"`
 	CauseSeq   uint64    `json:"cause_seq,omitempty"`
+	CauseIndex uint32    `json:"cause_index,omitempty"`
 }
 
 // Key returns the pair that cools down.
@@ -146,6 +150,7 @@ type Bench struct {
 	Credentials []string  `json:"credentials"`
 	Reason      string    `json:"reason"`
 	CauseSeq    uint64    `json:"cause_seq,omitempty"`
+	CauseIndex  uint32    `json:"cause_index,omitempty"`
 }
 
 // FallbackSettings are the failover knobs an operator may change at runtime.

@@ -8,6 +8,7 @@ type ModelFailure struct {
 	Credential string    `json:"credential"`
 	At         time.Time `json:"at"`
 	Seq        uint64    `json:"seq"`
+	Index      uint32    `json:"index,omitempty"`
 }
 
 // Facts is what the projections know about an outcome's pair and model right
@@ -18,12 +19,12 @@ type Facts struct {
 	// Counts are the pair's failure counters per status code after the
 	// outcome was folded (empty after a success).
 	Counts map[int]int
-	// StreakSeq is the log position of the first failure counted since
-	// the pair's counters were last reset (by a success, or by a ban on
-	// the pair ending): it names the pair's current failure streak, and
-	// every Fail2Ban decision within one streak carries the same id. Zero
-	// when nothing is counted.
-	StreakSeq uint64
+	// Streak is the log position of the first failure counted since the
+	// pair's counters were last reset (by a success, or by a ban on the
+	// pair ending): it names the pair's current failure streak, and every
+	// Fail2Ban decision within one streak carries the same id. Zero when
+	// nothing is counted.
+	Streak Pos
 	// Banned is true when the pair or its whole credential was banned at
 	// the outcome's time; the fold then ignored the outcome.
 	Banned bool

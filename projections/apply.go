@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/airouter/airouter/domain"
@@ -11,9 +10,10 @@ import (
 // caller owns s and never shares a State that is being applied (readers use
 // a Snapshot). A nil s starts from NewState.
 //
-// Every event advances the sequence (when it has one). An event whose
-// sequence is at or below the one already applied was folded before (a
-// replay overlapping a checkpoint) and is ignored. An unknown kind, a newer
+// Every event advances the log position (when it has one). An event at or
+// before the position already applied was folded before (a replay
+// overlapping a checkpoint, or a batch read again from its start) and is
+// ignored. An unknown kind, a newer
 // schema version or an unusable payload is counted in Skipped and changes
 // nothing else. Apply never panics on bad input.
 func Apply(s *State, ev domain.Event) *State {
@@ -21,10 +21,10 @@ func Apply(s *State, ev domain.Event) *State {
 		s = NewState()
 	}
 	if ev.Seq > 0 {
-		if ev.Seq <= s.seq {
+		if !s.pos.Before(ev.Pos()) {
 			return s
 		}
-		s.seq = ev.Seq
+		s.pos = ev.Pos()
 	}
 	if !ev.At.IsZero() {
 		s.lastAt = ev.At.UTC()
@@ -75,7 +75,7 @@ func banID(ev domain.Event) string {
 	if ev.ID != "" || ev.Seq == 0 {
 		return ev.ID
 	}
-	return "seq/" + strconv.FormatUint(ev.Seq, 10)
+	return "seq/" + ev.Pos().String()
 }
 
 // applyOutcome folds one upstream attempt. Counters are config-free: every
@@ -106,11 +106,11 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event) bool {
 	case o.Class == domain.ClassCanceled:
 	default:
 		if code := o.Code(); code != 0 && (code < 200 || code > 299) {
-			s.count(p, code, ev.Seq)
+			s.count(p, code, ev.Pos())
 		}
 		if o.Class.CountsForBench() {
 			s.appendFailure(s.model(o.Model), domain.ModelFailure{
-				Credential: o.Credential, At: at, Seq: ev.Seq,
+				Credential: o.Credential, At: at, Seq: ev.Seq, Index: ev.Index,
 			})
 		}
 	}

@@ -300,16 +300,16 @@ func TestApplyStreak(t *testing.T) {
 			probe := outcome(time.Hour, "a", "gpt", 404)
 			probe.Seq = uint64(len(evs) + 1)
 			if tc.want == 0 {
-				if got := s.Facts(probe).StreakSeq; got != 0 {
-					t.Fatalf("streak %d, want none", got)
+				if got := s.Facts(probe).Streak; !got.IsZero() {
+					t.Fatalf("streak %v, want none", got)
 				}
 				return
 			}
 			// Judge it through Facts after one more failure of the pair,
 			// which must not move it.
 			s = Apply(s, probe)
-			if got := s.Facts(probe).StreakSeq; got != tc.want {
-				t.Fatalf("streak %d, want %d", got, tc.want)
+			if got := s.Facts(probe).Streak; got != (domain.Pos{Seq: tc.want}) {
+				t.Fatalf("streak %v, want %d", got, tc.want)
 			}
 		})
 	}

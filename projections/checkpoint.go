@@ -11,8 +11,10 @@ import (
 
 // CheckpointVersion is the version of the checkpoint format. A checkpoint
 // of another version is refused; the caller then replays the whole log.
-// Version 2 added a pair's failure streak (streak_seq).
-const CheckpointVersion = 2
+// Version 2 added a pair's failure streak (streak_seq); version 3 positions
+// inside a batch message (index, streak_index). A version-2 checkpoint
+// reads as version 3 with every index 0, which is what it meant.
+const CheckpointVersion = 3
 
 // ErrCheckpointVersion is returned (wrapped) for a checkpoint written in
 // another format version.
@@ -23,6 +25,7 @@ var ErrCheckpointVersion = errors.New("checkpoint format version mismatch")
 type checkpointDoc struct {
 	Version     int                      `json:"version"`
 	Seq         uint64                   `json:"seq"`
+	Index       uint32                   `json:"index,omitempty"`
 	LastEventAt time.Time                `json:"last_event_at"`
 	Skipped     Skipped                  `json:"skipped"`
 	Settings    *domain.FallbackSettings `json:"settings,omitempty"`
@@ -40,6 +43,7 @@ type checkpointPair struct {
 	Model    string           `json:"model"`
 	Counts   map[int]int      `json:"counts,omitempty"`
 	Streak   uint64           `json:"streak_seq,omitempty"`
+	StreakIx uint32           `json:"streak_index,omitempty"`
 	Ban      *checkpointBan   `json:"ban,omitempty"`
 	Cooldown *domain.Cooldown `json:"cooldown,omitempty"`
 }
@@ -59,7 +63,7 @@ type checkpointModel struct {
 // Call it on the writer goroutine (or on a state nobody applies to).
 func (s *State) MarshalCheckpoint() ([]byte, error) {
 	doc := checkpointDoc{
-		Version: CheckpointVersion, Seq: s.seq, LastEventAt: s.lastAt,
+		Version: CheckpointVersion, Seq: s.pos.Seq, Index: s.pos.Index, LastEventAt: s.lastAt,
 		Skipped: s.skipped, Settings: s.settings,
 		Credentials: make([]checkpointCred, 0, len(s.creds)),
 		Models:      make([]checkpointModel, 0, len(s.models)),
@@ -71,7 +75,7 @@ func (s *State) MarshalCheckpoint() ([]byte, error) {
 			p := c.pairs[model]
 			cp := checkpointPair{Model: model, Ban: checkpointBanOf(p.ban)}
 			if len(p.counts) > 0 {
-				cp.Counts, cp.Streak = p.counts, p.streak
+				cp.Counts, cp.Streak, cp.StreakIx = p.counts, p.streak.Seq, p.streak.Index
 			}
 			if p.cooldown != nil {
 				cd := p.cooldown.cd
@@ -92,7 +96,7 @@ func (s *State) MarshalCheckpoint() ([]byte, error) {
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("marshal projection checkpoint at seq %d: %w", s.seq, err)
+		return nil, fmt.Errorf("marshal projection checkpoint at %s: %w", s.pos, err)
 	}
 	return b, nil
 }
@@ -115,7 +119,7 @@ func UnmarshalCheckpoint(data []byte) (*State, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("read projection checkpoint: %w", err)
 	}
-	if head.Version != CheckpointVersion {
+	if head.Version != CheckpointVersion && head.Version != 2 {
 		return nil, fmt.Errorf("read projection checkpoint: version %d, want %d: %w",
 			head.Version, CheckpointVersion, ErrCheckpointVersion)
 	}
@@ -124,7 +128,8 @@ func UnmarshalCheckpoint(data []byte) (*State, error) {
 		return nil, fmt.Errorf("read projection checkpoint: %w", err)
 	}
 	s := NewState()
-	s.seq, s.lastAt, s.skipped, s.settings = doc.Seq, doc.LastEventAt.UTC(), doc.Skipped, doc.Settings
+	s.pos = domain.Pos{Seq: doc.Seq, Index: doc.Index}
+	s.lastAt, s.skipped, s.settings = doc.LastEventAt.UTC(), doc.Skipped, doc.Settings
 	for _, cc := range doc.Credentials {
 		if err := s.restoreCred(cc); err != nil {
 			return nil, fmt.Errorf("read projection checkpoint: %w", err)
@@ -161,7 +166,7 @@ func (s *State) restoreCred(cc checkpointCred) error {
 		}
 		p := s.pair(c, cp.Model)
 		if len(cp.Counts) > 0 {
-			p.counts, p.streak = cp.Counts, cp.Streak
+			p.counts, p.streak = cp.Counts, domain.Pos{Seq: cp.Streak, Index: cp.StreakIx}
 		}
 		if cp.Ban != nil {
 			p.ban = newBanRec(cp.Ban.ID, cp.Ban.Ban)

@@ -31,7 +31,7 @@ func (s *State) Facts(ev domain.Event) domain.Facts {
 				for code, n := range p.counts {
 					f.Counts[code] = n
 				}
-				f.StreakSeq = p.streak
+				f.Streak = p.streak
 			}
 			if p.cooldown != nil && p.cooldown.until > t {
 				f.CooldownUntil = p.cooldown.cd.Until

@@ -54,7 +54,7 @@ func (l *Live) Load() *Snapshot { return l.snap.Load() }
 // An event at or below the applied sequence (a re-delivery) is ignored and
 // AfterApply does not run for it. Writer goroutine only.
 func (l *Live) Apply(ev domain.Event, pending uint64) {
-	if ev.Seq == 0 || ev.Seq > l.state.seq {
+	if ev.Seq == 0 || l.state.pos.Before(ev.Pos()) {
 		l.state = Apply(l.state, ev)
 		if l.AfterApply != nil {
 			l.AfterApply(l.state, ev)
@@ -88,13 +88,13 @@ func (l *Live) State() *State { return l.state }
 func (l *Live) WaitFor(ctx context.Context, seq uint64) error {
 	for {
 		swapped := *l.swapped.Load() // before the check, so no swap is missed
-		if l.snap.Load().seq >= seq {
+		if l.snap.Load().Seq() >= seq {
 			return nil
 		}
 		select {
 		case <-swapped:
 		case <-ctx.Done():
-			return fmt.Errorf("wait for log position %d (applied %d): %w", seq, l.snap.Load().seq, ctx.Err())
+			return fmt.Errorf("wait for log position %d (applied %d): %w", seq, l.snap.Load().Seq(), ctx.Err())
 		}
 	}
 }

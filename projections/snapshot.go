@@ -11,7 +11,7 @@ import (
 // number of goroutines may read it; nothing changes it. Time-dependent
 // answers (is this ban still on?) take the reader's now.
 type Snapshot struct {
-	seq      uint64
+	pos      domain.Pos
 	lastAt   time.Time
 	skipped  Skipped
 	settings *domain.FallbackSettings
@@ -22,8 +22,11 @@ type Snapshot struct {
 	index  blockIndex
 }
 
-// Seq is the log position of the last event the snapshot reflects.
-func (s *Snapshot) Seq() uint64 { return s.seq }
+// Seq is the stream sequence of the last event the snapshot reflects.
+func (s *Snapshot) Seq() uint64 { return s.pos.Seq }
+
+// Pos is the log position of the last event the snapshot reflects.
+func (s *Snapshot) Pos() domain.Pos { return s.pos }
 
 // LastEventAt is the time of the last event the snapshot reflects.
 func (s *Snapshot) LastEventAt() time.Time { return s.lastAt }
@@ -142,7 +145,7 @@ func (s *State) publishModels(prev, n *Snapshot) bool {
 }
 
 func (s *State) header() *Snapshot {
-	return &Snapshot{seq: s.seq, lastAt: s.lastAt, skipped: s.skipped, settings: s.settings}
+	return &Snapshot{pos: s.pos, lastAt: s.lastAt, skipped: s.skipped, settings: s.settings}
 }
 
 func (s *State) clearDirty() {

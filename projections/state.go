@@ -31,7 +31,7 @@ type State struct {
 	creds    map[string]*credRec
 	models   map[string]*modelRec
 	settings *domain.FallbackSettings
-	seq      uint64
+	pos      domain.Pos
 	lastAt   time.Time
 	skipped  Skipped
 
@@ -56,7 +56,7 @@ type pairRec struct {
 	// counts are failures per status code since the last reset; streak
 	// is the log position of the first of them (0 when none).
 	counts   map[int]int
-	streak   uint64
+	streak   domain.Pos
 	ban      *banRec
 	cooldown *cooldownRec
 	dirty    bool
@@ -97,8 +97,11 @@ func NewState() *State {
 	return &State{creds: map[string]*credRec{}, models: map[string]*modelRec{}}
 }
 
-// Seq is the log position of the last event applied (0 before any).
-func (s *State) Seq() uint64 { return s.seq }
+// Seq is the stream sequence of the last event applied (0 before any).
+func (s *State) Seq() uint64 { return s.pos.Seq }
+
+// Pos is the log position of the last event applied (zero before any).
+func (s *State) Pos() domain.Pos { return s.pos }
 
 // LastEventAt is the time of the last event applied, zero before any.
 func (s *State) LastEventAt() time.Time { return s.lastAt }
@@ -164,7 +167,7 @@ func (s *State) resetCounts(p *pairRec) {
 		s.touchPair(p)
 		clear(p.counts)
 	}
-	p.streak = 0
+	p.streak = domain.Pos{}
 }
 
 func (s *State) resetAllCounts(c *credRec) {
@@ -173,14 +176,14 @@ func (s *State) resetAllCounts(c *credRec) {
 	}
 }
 
-// count adds a failure with code at log position seq; the first failure
+// count adds a failure with code at log position at; the first failure
 // after a reset starts the pair's streak.
-func (s *State) count(p *pairRec, code int, seq uint64) {
+func (s *State) count(p *pairRec, code int, at domain.Pos) {
 	if p.counts == nil {
 		p.counts = map[int]int{}
 	}
 	if len(p.counts) == 0 {
-		p.streak = seq
+		p.streak = at
 	}
 	p.counts[code]++
 	s.touchPair(p)

@@ -13,6 +13,7 @@ import (
 // same log and moment always give the same bytes.
 type View struct {
 	Seq         uint64     `json:"seq"`
+	Index       uint32     `json:"index,omitempty"`
 	At          time.Time  `json:"at"`
 	LastEventAt *time.Time `json:"last_event_at,omitempty"`
 	// Bans are the bans active at At.
@@ -32,7 +33,8 @@ type View struct {
 // View renders the snapshot at now.
 func (s *Snapshot) View(now time.Time) View {
 	v := View{
-		Seq:           s.seq,
+		Seq:           s.pos.Seq,
+		Index:         s.pos.Index,
 		At:            now.UTC(),
 		Bans:          s.Bans(now),
 		Pairs:         []PairView{},

@@ -105,10 +105,6 @@ func BenchmarkClusterOutcomes(b *testing.B) {
 }
 
 func outcomesOnce(b *testing.B, rs []*running, total int) {
-	base, err := rs[0].log.LastSeq(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
 	published := make([]uint64, len(rs))
 	for i, r := range rs {
 		published[i] = r.log.Stats().Published
@@ -130,7 +126,6 @@ func outcomesOnce(b *testing.B, rs []*running, total int) {
 		})
 	}
 	wg.Wait()
-	want := base + uint64(share*len(rs))
 	var stored time.Duration
 	waitUntil(b, 5*time.Minute, "every outcome to be stored", func() bool {
 		for i, r := range rs {
@@ -141,8 +136,12 @@ func outcomesOnce(b *testing.B, rs []*running, total int) {
 		stored = time.Since(start)
 		return true
 	})
+	last, err := rs[0].log.LastSeq(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, r := range rs {
-		waitUntil(b, 5*time.Minute, "every replica to fold every outcome", func() bool { return r.live.Load().Seq() >= want })
+		waitUntil(b, 5*time.Minute, "every replica to fold every outcome", func() bool { return r.live.Load().Seq() >= last })
 	}
 	folded := time.Since(start)
 	var failed, dropped uint64

@@ -265,6 +265,16 @@ func blocked(r *running, cred, model string) bool {
 	return b
 }
 
+// failures is r's count of the pair's failures with code.
+func failures(r *running, cred, model, code string) int {
+	for _, p := range r.live.Load().View(time.Now()).Pairs {
+		if p.Credential == cred && p.Model == model {
+			return p.ErrorCodeCounts[code]
+		}
+	}
+	return 0
+}
+
 // countEvents reads the whole stream through r's log and counts the events
 // that match.
 func countEvents(t testing.TB, r *running, match func(domain.Event) bool) int {

@@ -69,7 +69,7 @@ func TestClusterFail2BanFromFailuresOnTwoReplicasIsOneBan(t *testing.T) {
 	chat(t, a)
 	// Both replicas fold both failures before B sees the third, so B's
 	// failure is the one that crosses the threshold on both.
-	waitUntil(t, 10*time.Second, "the two failures on B", func() bool { return b.live.Load().Seq() >= 2 })
+	waitUntil(t, 10*time.Second, "the two failures on B", func() bool { return failures(b, "cred-a", "gpt-test", "500") == 2 })
 	if blocked(a, "cred-a", "gpt-test") || blocked(b, "cred-a", "gpt-test") {
 		t.Fatal("banned after two of three failures")
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/airouter/airouter/domain"
@@ -14,14 +15,17 @@ import (
 
 // The export format is JSON Lines: one event a line, in log order. A line is
 // the event's JSON exactly as domain.Encode writes it (the payload of the
-// NATS message), with the event's log position added as the first member,
-// "seq". A message this version could not read is a line holding only its
-// seq, so a replay of the file counts it as the log does. Readers of the
-// domain event ignore "seq" (it is not a field of domain.Event); a line
-// without "seq" takes the previous line's seq plus one.
+// NATS message, or one line of an outcome batch), with the event's log
+// position added as the first members: "seq", and "index" for the second
+// and later events of a batch message. An event this version could not read
+// is a line holding only its position, so a replay of the file counts it as
+// the log does. Readers of the domain event ignore "seq" and "index" (they
+// are not fields of domain.Event); a line without "seq" takes the previous
+// line's seq plus one.
 //
 //	{"seq":41,"v":1,"kind":"outcome.recorded","at":"2026-11-29T03:11:23.5Z","outcome":{...}}
-//	{"seq":44,"v":1,"kind":"ban.imposed","id":"f2b/cred-a/gpt-4o/43","at":"...","ban":{...}}
+//	{"seq":41,"index":1,"v":1,"kind":"outcome.recorded","at":"2026-11-29T03:11:23.6Z","outcome":{...}}
+//	{"seq":44,"v":1,"kind":"ban.imposed","id":"f2b/cred-a/gpt-4o/41.1","at":"...","ban":{...}}
 
 // maxLine bounds one line of an exported file (a NATS message is at most
 // 8 MiB in the embedded server).
@@ -31,15 +35,19 @@ const maxLine = 8 << 20
 func appendExportLine(dst []byte, ev domain.Event) ([]byte, error) {
 	dst = append(dst, `{"seq":`...)
 	dst = strconv.AppendUint(dst, ev.Seq, 10)
+	if ev.Index > 0 {
+		dst = append(dst, `,"index":`...)
+		dst = strconv.AppendUint(dst, uint64(ev.Index), 10)
+	}
 	if ev.Kind == "" {
 		return append(dst, "}\n"...), nil
 	}
 	b, err := domain.Encode(ev)
 	if err != nil {
-		return dst, fmt.Errorf("encode the event at seq %d: %w", ev.Seq, err)
+		return dst, fmt.Errorf("encode the event at %s: %w", ev.Pos(), err)
 	}
 	if len(b) < 2 || b[0] != '{' {
-		return dst, fmt.Errorf("encode the event at seq %d: not a JSON object", ev.Seq)
+		return dst, fmt.Errorf("encode the event at %s: not a JSON object", ev.Pos())
 	}
 	if len(b) > 2 {
 		dst = append(dst, ',')
@@ -63,8 +71,8 @@ func newLineReader(r io.Reader) *lineReader {
 }
 
 // next returns the next event: decoded, or, when the line is JSON but not
-// an event this version understands, a skip marker (empty Kind, Seq only),
-// as eventlog delivers it. Lines that are not JSON are counted in bad and
+// an event this version understands, a skip marker (empty Kind, position
+// only), as eventlog delivers it. Lines that are not JSON are counted in bad and
 // skipped. It returns io.EOF at the end.
 func (l *lineReader) next() (domain.Event, error) {
 	for {
@@ -77,7 +85,7 @@ func (l *lineReader) next() (domain.Event, error) {
 		if len(b) == 0 {
 			continue
 		}
-		seq, ok := lineSeq(b)
+		pos, ok := linePos(b)
 		if !ok {
 			l.bad++
 			if l.firstBad == 0 {
@@ -85,15 +93,15 @@ func (l *lineReader) next() (domain.Event, error) {
 			}
 			continue
 		}
-		if seq == 0 {
-			seq = l.prev + 1
+		if pos.Seq == 0 {
+			pos = domain.Pos{Seq: l.prev + 1}
 		}
-		l.prev = seq
+		l.prev = pos.Seq
 		ev, err := domain.Decode(b)
 		if err != nil || ev.Valid() != nil {
-			return domain.Event{Seq: seq}, nil
+			return domain.Event{Seq: pos.Seq, Index: pos.Index}, nil
 		}
-		ev.Seq = seq
+		ev.Seq, ev.Index = pos.Seq, pos.Index
 		return ev, nil
 	}
 }
@@ -124,25 +132,40 @@ func (l *lineReader) readLine() ([]byte, error) {
 	}
 }
 
-// lineSeq reads a line's "seq": quickly when it leads, as export writes
-// it, else by decoding the line. It reports false when the line is not a
-// JSON object; a line without "seq" gives 0.
-func lineSeq(b []byte) (uint64, bool) {
-	const lead = `{"seq":`
-	if bytes.HasPrefix(b, []byte(lead)) {
-		i, n := len(lead), uint64(0)
-		for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && i-len(lead) < 19; i++ {
-			n = n*10 + uint64(b[i]-'0')
+// linePos reads a line's "seq" and "index": quickly when they lead, as
+// export writes them, else by decoding the line. It reports false when the
+// line is not a JSON object; a line without "seq" gives seq 0.
+func linePos(b []byte) (domain.Pos, bool) {
+	if seq, rest, ok := leadingNumber(b, `{"seq":`); ok {
+		if rest[0] != ',' || !bytes.HasPrefix(rest, []byte(`,"index":`)) {
+			return domain.Pos{Seq: seq}, true
 		}
-		if i > len(lead) && i < len(b) && (b[i] == ',' || b[i] == '}') && (b[len(lead)] != '0' || i == len(lead)+1) {
-			return n, true
+		if index, _, ok := leadingNumber(rest, `,"index":`); ok && index <= math.MaxUint32 {
+			return domain.Pos{Seq: seq, Index: uint32(index)}, true
 		}
 	}
 	var head struct {
-		Seq uint64 `json:"seq"`
+		Seq   uint64 `json:"seq"`
+		Index uint32 `json:"index"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return 0, false
+		return domain.Pos{}, false
 	}
-	return head.Seq, true
+	return domain.Pos{Seq: head.Seq, Index: head.Index}, true
+}
+
+// leadingNumber reads the plain decimal after lead at the start of b,
+// followed by ',' or '}', and returns it with the rest of b from that byte.
+func leadingNumber(b []byte, lead string) (uint64, []byte, bool) {
+	if !bytes.HasPrefix(b, []byte(lead)) {
+		return 0, nil, false
+	}
+	i, n := len(lead), uint64(0)
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9' && i-len(lead) < 19; i++ {
+		n = n*10 + uint64(b[i]-'0')
+	}
+	if i > len(lead) && i < len(b) && (b[i] == ',' || b[i] == '}') && (b[len(lead)] != '0' || i == len(lead)+1) {
+		return n, b[i:], true
+	}
+	return 0, nil, false
 }

@@ -26,14 +26,24 @@ var syntheticPolicy = domain.BanPolicy{
 	Bench:   domain.BenchPolicy{Failures: 5, Window: time.Minute, Duration: time.Minute},
 }
 
+// loggedEvent is one event of a synthetic log: its stamp and where the log
+// put it.
+type loggedEvent struct {
+	At  time.Time
+	Pos domain.Pos
+}
+
 // syntheticLog writes n events into a store in dir as a router would: an
 // outcome per request on 100 credentials x 10 models (the first ten
 // credentials failing often, with 429s and 502s), each followed by the
 // decisions domain.Decide takes on it. Events are stamped with the clock as
-// they are made. After the event at position ckptAt it saves a projection
-// checkpoint, as the router does every 50,000 events. It returns the time
-// of every event, by position - 1.
-func syntheticLog(tb testing.TB, dir string, n, ckptAt int) []time.Time {
+// they are made. The writer decides from its own fold with stand-in
+// positions (the publisher batches outcomes, so their positions are known
+// only once stored); the decisions' ids therefore name those. After the
+// ckptAt-th event it reads the log back and saves a projection checkpoint
+// of it, as the router does every 50,000 events. It returns every event in
+// log order.
+func syntheticLog(tb testing.TB, dir string, n, ckptAt int) []loggedEvent {
 	tb.Helper()
 	ctx := context.Background()
 	lg, err := eventlog.Open(ctx, eventlog.Options{StoreDir: dir, MaxBytes: 4 << 30, Logger: hclog.NewNullLogger()})
@@ -42,28 +52,19 @@ func syntheticLog(tb testing.TB, dir string, n, ckptAt int) []time.Time {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	state := projections.NewState()
-	ats := make([]time.Time, 0, n)
+	written := 0
 	publish := func(ev domain.Event) {
-		ev.Seq = uint64(len(ats) + 1)
+		written++
+		ev.Seq = uint64(written)
 		for !lg.Publish(ev) {
 			time.Sleep(time.Millisecond) // the queue is full: let the publisher drain
 		}
 		state = projections.Apply(state, ev)
-		ats = append(ats, ev.At)
-		if len(ats) == ckptAt {
-			data, err := state.MarshalCheckpoint()
-			if err == nil {
-				err = lg.Flush(ctx)
-			}
-			if err == nil {
-				err = lg.SaveCheckpoint(ctx, state.Seq(), data)
-			}
-			if err != nil {
-				tb.Fatal(err)
-			}
+		if written == ckptAt {
+			saveSyntheticCheckpoint(tb, lg)
 		}
 	}
-	for i := 0; len(ats) < n; i++ {
+	for i := 0; written < n; i++ {
 		c := rng.IntN(100)
 		o := domain.Outcome{Credential: fmt.Sprintf("cred-%02d", c), Model: fmt.Sprintf("model-%d", rng.IntN(10)),
 			Status: 200, Class: domain.ClassOK, LatencyMS: int64(80 + rng.IntN(400)), Attempt: 1, RequestID: fmt.Sprintf("req-%d", i)}
@@ -72,25 +73,76 @@ func syntheticLog(tb testing.TB, dir string, n, ckptAt int) []time.Time {
 		} else if c < 10 && r < 40 {
 			o.Status, o.Class = 502, domain.ClassServerError
 		}
-		ev := domain.Event{V: 1, Kind: domain.KindOutcomeRecorded, At: time.Now().UTC(), Outcome: &o, Seq: uint64(len(ats) + 1)}
+		ev := domain.Event{V: 1, Kind: domain.KindOutcomeRecorded, At: time.Now().UTC(), Outcome: &o, Seq: uint64(written + 1)}
 		publish(ev)
 		for _, d := range domain.Decide(syntheticPolicy, ev, state.Facts(ev)) {
-			if len(ats) < n {
+			if written < n {
 				publish(d)
 			}
 		}
 	}
-	if err := lg.Close(ctx); err != nil {
+	evs := make([]loggedEvent, 0, n)
+	err = lg.Flush(ctx)
+	if err == nil {
+		err = lg.Read(ctx, 0, 0, func(ev domain.Event, _ uint64) error {
+			evs = append(evs, loggedEvent{At: ev.At, Pos: ev.Pos()})
+			return nil
+		})
+	}
+	if err == nil && len(evs) != n {
+		err = fmt.Errorf("read back %d events of %d", len(evs), n)
+	}
+	if err == nil {
+		err = lg.Close(ctx)
+	}
+	if err != nil {
 		tb.Fatal(err)
 	}
-	return ats
+	return evs
+}
+
+// saveSyntheticCheckpoint folds everything lg stored so far and saves it as
+// a checkpoint.
+func saveSyntheticCheckpoint(tb testing.TB, lg *eventlog.Log) {
+	ctx := context.Background()
+	folded := projections.NewState()
+	err := lg.Flush(ctx)
+	if err == nil {
+		err = lg.Read(ctx, 0, 0, func(ev domain.Event, _ uint64) error {
+			folded = projections.Apply(folded, ev)
+			return nil
+		})
+	}
+	var data []byte
+	if err == nil {
+		data, err = folded.MarshalCheckpoint()
+	}
+	if err == nil {
+		err = lg.SaveCheckpoint(ctx, folded.Seq(), data)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// foldedBy is the position of the last event a fold up to moment at takes
+// in: the one before the first event stamped after at (stateAt's rule).
+func foldedBy(evs []loggedEvent, at time.Time) domain.Pos {
+	var last domain.Pos
+	for _, e := range evs {
+		if e.At.After(at) {
+			break
+		}
+		last = e.Pos
+	}
+	return last
 }
 
 // A view at a moment after a checkpoint is the same whether the fold starts
 // from the checkpoint or from the first event.
 func TestReplayAtFromACheckpointEqualsAFullFold(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "data")
-	ats := syntheticLog(t, store, 3000, 2000)
+	evs := syntheticLog(t, store, 3000, 2000)
 	ctx := context.Background()
 	src, err := openReader(ctx, eventlog.ReaderOptions{StoreDir: store, TempDir: t.TempDir()}, "test store")
 	if err != nil {
@@ -98,7 +150,7 @@ func TestReplayAtFromACheckpointEqualsAFullFold(t *testing.T) {
 	}
 	defer src.close()
 	for _, pos := range []int{1000, 2500, 3000} {
-		at := ats[pos-1]
+		at := evs[pos-1].At
 		fromCkpt, ckpt, err := stateAt(ctx, src, at, true)
 		if err != nil {
 			t.Fatal(err)
@@ -107,11 +159,11 @@ func TestReplayAtFromACheckpointEqualsAFullFold(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wantCkpt := pos > 2000; (ckpt == 2000) != wantCkpt || none != 0 {
+		if wantCkpt := pos > 2000; (ckpt == evs[2000-1].Pos.Seq) != wantCkpt || none != 0 {
 			t.Fatalf("at event %d: started from checkpoint %d (full fold from %d)", pos, ckpt, none)
 		}
-		if full.Seq() < uint64(pos) {
-			t.Fatalf("at event %d: folded only to %d", pos, full.Seq())
+		if want := foldedBy(evs, at); full.Pos() != want {
+			t.Fatalf("at event %d: folded to %v, want %v", pos, full.Pos(), want)
 		}
 		a, _ := json.Marshal(fromCkpt.Snapshot().View(at))
 		b, _ := json.Marshal(full.Snapshot().View(at))
@@ -144,7 +196,7 @@ func BenchmarkReplay1M(b *testing.B) {
 	dir := b.TempDir()
 	store := filepath.Join(dir, "data")
 	began := time.Now()
-	ats := syntheticLog(b, store, n, 950_000)
+	evs := syntheticLog(b, store, n, 950_000)
 	b.Logf("wrote %d events in %s", n, time.Since(began).Round(time.Millisecond))
 	ctx := context.Background()
 	open := func(b *testing.B) *logSource {
@@ -199,7 +251,7 @@ func BenchmarkReplay1M(b *testing.B) {
 		b.ResetTimer()
 		timeline(b, &logSource{file: file, what: file})
 	})
-	at := ats[990_000-1]
+	at := evs[990_000-1].At
 	for _, tc := range []struct {
 		name        string
 		checkpoints bool

@@ -74,7 +74,7 @@ func printView(ctx context.Context, src *logSource, cfg *config.Config, at time.
 // same and only the events after it are read. It returns the position of
 // the checkpoint it started from (0 for none).
 func stateAt(ctx context.Context, src *logSource, at time.Time, useCheckpoints bool) (*projections.State, uint64, error) {
-	state, from := projections.NewState(), uint64(0)
+	state, from, ckptSeq := projections.NewState(), uint64(0), uint64(0)
 	if useCheckpoints {
 		cps, err := src.checkpoints(ctx)
 		if err != nil {
@@ -82,7 +82,7 @@ func stateAt(ctx context.Context, src *logSource, at time.Time, useCheckpoints b
 		}
 		if cp, ok := latestCheckpoint(cps, at); ok {
 			if st, err := projections.UnmarshalCheckpoint(cp.Data); err == nil && st.Seq() == cp.Seq {
-				state, from = st, cp.Seq+1
+				state, from, ckptSeq = st, st.Pos().ResumeSeq(), cp.Seq
 			}
 		}
 	}
@@ -93,10 +93,7 @@ func stateAt(ctx context.Context, src *logSource, at time.Time, useCheckpoints b
 		state = projections.Apply(state, ev)
 		return nil
 	})
-	if from > 0 {
-		from--
-	}
-	return state, from, err
+	return state, ckptSeq, err
 }
 
 // latestCheckpoint is the newest checkpoint stored at or before at.

@@ -136,7 +136,7 @@ func (rt *router) follow(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(context.Background())
 	rt.cancel = cancel
 	rt.ckpt.run(runCtx)
-	stop, err := rt.log.Consume(runCtx, rt.live.Load().Seq()+1, rt.live.Apply)
+	stop, err := rt.log.Consume(runCtx, rt.live.Load().Pos().ResumeSeq(), rt.live.Apply)
 	if err != nil {
 		cancel()
 		return fmt.Errorf("follow the log: %w", err)

@@ -22,10 +22,11 @@ const pullMaxMessages = 5000
 // resumes within seconds (the library's default is 5 s, so 10 s).
 const consumeHeartbeat = time.Second
 
-// EventFunc receives events in stream order, one call at a time. pending is
-// how many messages the stream held after this one when it was delivered
-// (0 means caught up). An event with an empty Kind marks a skipped message:
-// only its Seq is meaningful.
+// EventFunc receives events in log order (domain.Pos), one call at a time.
+// pending is how many messages the stream held after this event's message
+// when it was delivered, plus the events still to come in its own batch,
+// so 0 means caught up. An event with an empty Kind marks a skipped message
+// (or line of a batch): only its position is meaningful.
 type EventFunc func(ev domain.Event, pending uint64)
 
 // consumer is one running ordered consumer.
@@ -161,7 +162,7 @@ func (c *consumer) handle(msg jetstream.Msg) {
 	}
 	c.last = seq
 	c.delivered.Store(seq)
-	c.fn(c.l.decode(msg.Data(), seq), md.NumPending)
+	c.l.deliver(msg.Subject(), msg.Data(), seq, md.NumPending, c.stopped.Load, c.fn)
 }
 
 // consumeErrInterval limits consume error logging per consumer.
@@ -177,21 +178,22 @@ func (c *consumer) consumeErr(_ jetstream.ConsumeContext, err error) {
 	c.l.log.Warn("event consumer error", "error", err)
 }
 
-// decode turns a message into an event, or into a skip marker (empty Kind,
-// Seq only) that is counted and logged once per kind of problem.
-func (l *Log) decode(data []byte, seq uint64) domain.Event {
+// decode turns one event's JSON into an event at pos, or into a skip marker
+// (empty Kind, position only) that is counted and logged once per kind of
+// problem.
+func (l *Log) decode(data []byte, pos domain.Pos) domain.Event {
 	ev, err := domain.Decode(data)
 	if err != nil {
 		l.undecodable.Add(1)
-		l.skipOnce("malformed", seq, err)
-		return domain.Event{Seq: seq}
+		l.skipOnce("malformed", pos, err)
+		return domain.Event{Seq: pos.Seq, Index: pos.Index}
 	}
 	if err := ev.Valid(); err != nil {
 		l.skipped.Add(1)
-		l.skipOnce(fmt.Sprintf("%s/v%d", ev.Kind, ev.V), seq, err)
-		return domain.Event{Seq: seq}
+		l.skipOnce(fmt.Sprintf("%s/v%d", ev.Kind, ev.V), pos, err)
+		return domain.Event{Seq: pos.Seq, Index: pos.Index}
 	}
-	ev.Seq = seq
+	ev.Seq, ev.Index = pos.Seq, pos.Index
 	return ev
 }
 
@@ -206,7 +208,7 @@ type skipLog struct {
 	seen map[string]bool
 }
 
-func (l *Log) skipOnce(kind string, seq uint64, err error) {
+func (l *Log) skipOnce(kind string, pos domain.Pos, err error) {
 	l.skips.mu.Lock()
 	defer l.skips.mu.Unlock()
 	if l.skips.seen == nil {
@@ -223,7 +225,7 @@ func (l *Log) skipOnce(kind string, seq uint64, err error) {
 		return
 	}
 	l.skips.seen[kind] = true
-	l.log.Warn("skipping unusable events of this kind (logged once)", "kind", kind, "first_seq", seq, "error", err)
+	l.log.Warn("skipping unusable events of this kind (logged once)", "kind", kind, "first_position", pos.String(), "error", err)
 }
 
 // LastSeq returns the stream's last sequence (0 when empty). While the
@@ -276,7 +278,10 @@ func (l *Log) Read(ctx context.Context, from, to uint64, fn func(ev domain.Event
 			finish()
 			return
 		}
-		if ev.Seq == to || pending == 0 {
+		// The last event of message to is not known as such (a batch
+		// may follow it in the same message); the next message's first
+		// event, or the end of the stream, ends the read.
+		if pending == 0 {
 			finish()
 		}
 	})

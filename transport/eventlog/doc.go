@@ -26,8 +26,10 @@
 // of a credential-wide ban is therefore the token "~2A"; there is no special
 // name for it, so no model name can collide with it. The empty string (an
 // unban that lifts every ban of a credential) is the token "~", which no
-// other string escapes to. The payload is the JSON of domain.Event; the
-// subject only helps filtering and is never needed to decode an event.
+// other string escapes to. The payload is the JSON of domain.Event; on an
+// outcome subject it may be several, one a line (JSON Lines, see batch.go),
+// all of the subject's pair. Apart from that split, the subject only helps
+// filtering and is never needed to decode an event.
 //
 // # Streams
 //
@@ -42,7 +44,8 @@
 //
 // # Delivery
 //
-// Outcomes are at-most-once: Publish drops (and counts) an event when its
+// Outcomes are batched: the publisher sends the outcome events queued
+// together as one message per pair. Outcomes are at-most-once: Publish drops (and counts) an event when its
 // bounded queue is full, and an asynchronous publish error means "unknown",
 // never retried, except "no responders" (nobody stored it), which is sent
 // again once the stream answers. While NATS is unreachable the publisher
@@ -54,11 +57,12 @@
 //
 // # Consuming
 //
-// Consume, Read and Follow call their fn serially and in stream order with
-// ev.Seq set. A message that cannot be used (malformed JSON, an unknown
-// kind, a newer schema version, a payload not matching its kind) is counted
-// in Stats, logged once per kind of problem, and reported to fn as an event
-// with an empty Kind and only Seq set, so the caller's "last applied
-// sequence" still advances past it. Callers must ignore such events apart
-// from their Seq.
+// Consume, Read and Follow call their fn serially and in log order with
+// ev.Seq and ev.Index set (domain.Pos: the message's stream sequence and
+// the event's line within a batch). An event that cannot be used (malformed
+// JSON, an unknown kind, a newer schema version, a payload not matching its
+// kind) is counted in Stats, logged once per kind of problem, and reported
+// to fn as an event with an empty Kind and only its position set, so the
+// caller's "last applied position" still advances past it. Callers must
+// ignore such events apart from their position.
 package eventlog

@@ -117,3 +117,46 @@ func waitEvents(t testing.TB, ch <-chan domain.Event, n int) []domain.Event {
 	}
 	return out
 }
+
+// checkLogOrder fails the test unless evs are what was published as
+// outcomeEvent(0..n-1): every one exactly once, each pair's in publishing
+// order (the publisher batches per pair, so pairs may interleave
+// differently), at strictly increasing positions whose indices count up
+// from 0 within each message. It returns how many messages carried them.
+func checkLogOrder(t testing.TB, evs []domain.Event, n int) (messages int) {
+	t.Helper()
+	if len(evs) != n {
+		t.Fatalf("%d events, want %d", len(evs), n)
+	}
+	seen := make([]bool, n)
+	lastOfPair := map[string]int{}
+	var prev domain.Pos
+	for _, ev := range evs {
+		pos := ev.Pos()
+		if !prev.Before(pos) || (pos.Index > 0 && pos != (domain.Pos{Seq: prev.Seq, Index: prev.Index + 1})) ||
+			(pos.Index == 0 && pos.Seq == prev.Seq) {
+			t.Fatalf("position %v follows %v", pos, prev)
+		}
+		if pos.Index == 0 {
+			messages++
+		}
+		prev = pos
+		var i int
+		if ev.Outcome == nil || ev.V != domain.SchemaVersion {
+			t.Fatalf("event at %v = %+v", pos, ev)
+		}
+		if _, err := fmt.Sscanf(ev.Outcome.RequestID, "req-%08d", &i); err != nil || i < 0 || i >= n || seen[i] {
+			t.Fatalf("event at %v is %q: unknown or repeated", pos, ev.Outcome.RequestID)
+		}
+		seen[i] = true
+		want := outcomeEvent(i)
+		if *ev.Outcome != *want.Outcome || !ev.At.Equal(want.At) {
+			t.Fatalf("event at %v = %+v, want %+v", pos, *ev.Outcome, *want.Outcome)
+		}
+		if last, ok := lastOfPair[ev.Outcome.Credential]; ok && last > i {
+			t.Fatalf("%s: event %d after event %d", ev.Outcome.Credential, i, last)
+		}
+		lastOfPair[ev.Outcome.Credential] = i
+	}
+	return messages
+}

@@ -58,7 +58,11 @@ type Log struct {
 	// of stalled consumers under way (consume_watch.go).
 	retry      chan pubItem
 	streamDown atomic.Bool
-	restarts   sync.WaitGroup
+	batch      batch // the publisher goroutine's
+	// unsent counts the events taken from the queue (or sent back to the
+	// retry queue) and not yet handed to the client: Stats.Pending.
+	unsent   atomic.Int64
+	restarts sync.WaitGroup
 
 	counters
 	reporter *lossReporter
@@ -86,6 +90,7 @@ func newLog(o Options) *Log {
 		consumers: make(map[*consumer]struct{}),
 	}
 	l.reporter = newLossReporter(l.log, &l.counters)
+	l.batch.send = l.publishAsync
 	return l
 }
 
@@ -286,8 +291,9 @@ func (l *Log) close(ctx context.Context) error {
 func (l *Log) discardQueue() {
 	for {
 		select {
-		case <-l.retry:
-			l.dropped.Add(1)
+		case it := <-l.retry:
+			l.unsent.Add(-int64(it.events))
+			l.dropped.Add(uint64(it.events))
 		case it := <-l.queue:
 			if it.flushed != nil {
 				close(it.flushed)

@@ -130,10 +130,13 @@ func (l *Log) requeue(m *nats.Msg) bool {
 		l.log.Warn("the events stream does not answer (no leader?); holding events until it does",
 			"subject", m.Subject)
 	}
+	it := pubItem{subject: m.Subject, data: m.Data, events: eventsIn(m.Subject, m.Data)}
+	l.unsent.Add(int64(it.events))
 	select {
-	case l.retry <- pubItem{subject: m.Subject, data: m.Data}:
+	case l.retry <- it:
 		return true
 	default:
+		l.unsent.Add(-int64(it.events))
 		return false
 	}
 }
@@ -144,6 +147,6 @@ func (l *Log) asyncErr(_ jetstream.JetStream, m *nats.Msg, err error) {
 	if errors.Is(err, jetstream.ErrNoStreamResponse) && l.requeue(m) {
 		return
 	}
-	l.failed.Add(1)
+	l.failed.Add(uint64(eventsIn(m.Subject, m.Data)))
 	l.setLastError(fmt.Errorf("publish event on %s: %w", m.Subject, err))
 }

@@ -11,10 +11,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// pubItem is one queued event, or a Flush marker (flushed != nil).
+// pubItem is one queued event, a batch of them on their way to the client
+// (events > 1, see batch.go), or a Flush marker (flushed != nil).
 type pubItem struct {
 	subject string
 	data    []byte
+	events  int
 	flushed chan struct{}
 	ctx     context.Context
 }
@@ -52,7 +54,7 @@ func encodeItem(ev domain.Event) (pubItem, error) {
 	if err != nil {
 		return pubItem{}, fmt.Errorf("encode %s event: %w", ev.Kind, err)
 	}
-	return pubItem{subject: Subject(ev), data: data}, nil
+	return pubItem{subject: Subject(ev), data: data, events: 1}, nil
 }
 
 // publisher is the one goroutine that drains the queue into PublishAsync,
@@ -72,17 +74,19 @@ func (l *Log) publisher() {
 		case it := <-l.retry:
 			l.handleItem(it)
 		case it := <-l.queue:
+			l.unsent.Add(int64(it.events))
 			if it.flushed == nil && len(l.queue) == 0 {
 				l.linger()
 			}
-			l.handleItem(it)
+			l.drain(it)
 		case <-l.stopPub:
 			for {
 				select {
 				case it := <-l.retry:
 					l.handleItem(it)
 				case it := <-l.queue:
-					l.handleItem(it)
+					l.unsent.Add(int64(it.events))
+					l.drain(it)
 				case <-l.abortPub:
 					return
 				default:
@@ -95,12 +99,13 @@ func (l *Log) publisher() {
 
 // lingerDelay is how long the publisher holds an event that arrived on an
 // empty queue before sending it, so that the events of a burst go out
-// together: at a few thousand requests a second, sending each event on its
-// own costs a chain of goroutine wakeups (client flusher, server read,
-// store, ack, consumer delivery) per event, which two milliseconds of
-// delay amortise over the burst (measured with BenchmarkProxyOverhead in
-// transport/proxy: the log's CPU per request fell from ~45 µs to ~20 µs).
-// Outcome events are statistics; two milliseconds do not matter to a ban.
+// together, batched per pair (batch.go): at a few thousand requests a
+// second, sending each event on its own costs a chain of goroutine wakeups
+// (client flusher, server read, store, ack, consumer delivery) per event,
+// which two milliseconds of delay amortise over the burst (measured with
+// BenchmarkProxyOverhead in transport/proxy: the log's CPU per request fell
+// from ~45 µs to ~20 µs with the linger alone). Outcome events are
+// statistics; two milliseconds do not matter to a ban.
 const lingerDelay = 2 * time.Millisecond
 
 // linger waits lingerDelay, or less when the log is stopping.
@@ -167,10 +172,13 @@ func (l *Log) Flush(ctx context.Context) error {
 	}
 }
 
+// publishAsync hands it to the NATS client, waiting while the log does not
+// take events. it's events are counted in unsent until then.
 func (l *Log) publishAsync(it pubItem) {
+	defer l.unsent.Add(-int64(it.events))
 	for {
 		if !l.waitWritable() {
-			l.dropped.Add(1)
+			l.dropped.Add(uint64(it.events))
 			return
 		}
 		_, err := l.js.PublishAsync(it.subject, it.data)
@@ -187,14 +195,14 @@ func (l *Log) publishAsync(it pubItem) {
 				continue
 			}
 		}
-		l.failed.Add(1)
+		l.failed.Add(uint64(it.events))
 		l.setLastError(fmt.Errorf("publish event on %s: %w", it.subject, err))
 		return
 	}
 }
 
-func (l *Log) asyncAck(jetstream.JetStream, *nats.Msg, *jetstream.PubAck) {
-	l.published.Add(1)
+func (l *Log) asyncAck(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) {
+	l.published.Add(uint64(eventsIn(m.Subject, m.Data)))
 }
 
 // Control publish retries: a few attempts with doubling backoff, each

@@ -20,8 +20,9 @@ type Stats struct {
 	Failed uint64
 	// Rejected: events Publish refused as invalid (no subject, bad payload).
 	Rejected uint64
-	// Pending: events waiting in the queue, or to be sent again after the
-	// stream left them unanswered; InFlight: sent, not yet acked.
+	// Pending: events waiting in the queue, in the publisher's hand, or
+	// to be sent again after the stream left them unanswered; InFlight:
+	// messages (a batch is one) sent, not yet acked.
 	Pending  int
 	InFlight int
 	// Undecodable: consumed messages that were not JSON events. Skipped:
@@ -66,7 +67,7 @@ func (l *Log) Stats() Stats {
 		Dropped:     l.dropped.Load(),
 		Failed:      l.failed.Load(),
 		Rejected:    l.rejected.Load(),
-		Pending:     len(l.queue) + len(l.retry),
+		Pending:     len(l.queue) + int(l.unsent.Load()),
 		Undecodable: l.undecodable.Load(),
 		Skipped:     l.skipped.Load(),
 		LastError:   l.lastError(),

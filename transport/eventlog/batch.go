@@ -1,0 +1,191 @@
+package eventlog
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// Outcome batches. The publisher sends the outcome events it finds queued
+// together, per pair, as one message: JSON Lines, one domain.Event a line,
+// on the pair's outcome subject. Storing, acknowledging and delivering a
+// message costs the same whatever it carries, so a batch of ten costs the
+// log about a tenth per event (BenchmarkProxyOverhead in transport/proxy).
+// Only outcome subjects carry batches; every other message holds exactly
+// one event, and a reader splits a message into lines only on an outcome
+// subject. Readers number the events of a message by Index (domain.Pos).
+const (
+	// maxBatchBytes bounds one batch message, well under NATS's default
+	// max_payload of 1 MiB (an external cluster may lower it).
+	maxBatchBytes = 64 << 10
+	// maxBatchPairs bounds the pairs batched at once; one more pair sends
+	// the batches collected so far.
+	maxBatchPairs = 1024
+	// maxDrain bounds the queued events one round of batching takes, so
+	// the publisher also gets to its retry queue under a steady flood.
+	maxDrain = 4096
+)
+
+const outcomePrefix = subjectPrefix + "outcome."
+
+// batchable reports whether messages on subject may carry several events.
+func batchable(subject string) bool { return strings.HasPrefix(subject, outcomePrefix) }
+
+// eventsIn is how many events a message holds: its non-blank lines on an
+// outcome subject, else one.
+func eventsIn(subject string, data []byte) int {
+	if !batchable(subject) {
+		return 1
+	}
+	n := 0
+	eachLine(data, func([]byte) bool { n++; return true })
+	return max(n, 1)
+}
+
+// eachLine calls fn with every non-blank line of data, in order, until fn
+// returns false.
+func eachLine(data []byte, fn func(line []byte) bool) {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !fn(line) {
+			return
+		}
+	}
+}
+
+// batch collects queued outcome events per subject and hands each batch to
+// send. The publisher goroutine owns it.
+type batch struct {
+	send   func(pubItem)
+	groups []batchGroup
+	index  map[string]int // subject -> groups index
+}
+
+type batchGroup struct {
+	subject string
+	data    []byte
+	events  int
+	owned   bool // data was allocated here (else it is the first item's)
+}
+
+// add appends it to its subject's group, sending that group first when it
+// would grow past maxBatchBytes, and everything first when a new subject
+// would pass maxBatchPairs.
+func (b *batch) add(it pubItem) {
+	g := b.group(it.subject)
+	if g.events > 0 && len(g.data)+1+len(it.data) > maxBatchBytes {
+		b.sendGroup(g)
+	}
+	switch {
+	case g.events == 0:
+		g.data, g.owned = it.data, false
+	case !g.owned:
+		// The buffer goes to the NATS client with the message (it keeps
+		// it for retries), so every batch gets a fresh one.
+		buf := make([]byte, 0, min(maxBatchBytes, 8*(len(g.data)+1)))
+		g.data, g.owned = append(append(buf, g.data...), '\n'), true
+		g.data = append(g.data, it.data...)
+	default:
+		g.data = append(append(g.data, '\n'), it.data...)
+	}
+	g.events += it.events
+}
+
+func (b *batch) group(subject string) *batchGroup {
+	if i, ok := b.index[subject]; ok {
+		return &b.groups[i]
+	}
+	if len(b.groups) == maxBatchPairs {
+		b.flush()
+	}
+	if b.index == nil {
+		b.index = make(map[string]int)
+	}
+	b.index[subject] = len(b.groups)
+	b.groups = append(b.groups, batchGroup{subject: subject})
+	return &b.groups[len(b.groups)-1]
+}
+
+// flush sends every collected batch, in the order their subjects first
+// appeared, and empties the collection.
+func (b *batch) flush() {
+	for i := range b.groups {
+		b.sendGroup(&b.groups[i])
+	}
+	clear(b.groups)
+	b.groups = b.groups[:0]
+	clear(b.index)
+}
+
+func (b *batch) sendGroup(g *batchGroup) {
+	if g.events == 0 {
+		return
+	}
+	b.send(pubItem{subject: g.subject, data: g.data, events: g.events})
+	g.data, g.events, g.owned = nil, 0, false
+}
+
+// drain publishes first and whatever else is queued behind it, batching
+// outcome events per pair: the order of Publish calls is kept, except that
+// outcomes of different pairs queued together are grouped by pair (each
+// pair's in order). A Flush marker ends the round after everything queued
+// before it was handed to the client, so the flush covers it.
+func (l *Log) drain(first pubItem) {
+	it := first
+	for n := 1; ; n++ {
+		switch {
+		case it.flushed != nil:
+			l.batch.flush()
+			l.handleItem(it)
+			return
+		case batchable(it.subject):
+			l.batch.add(it)
+		default:
+			l.batch.flush() // what was queued before it goes first
+			l.publishAsync(it)
+		}
+		if n == maxDrain {
+			break
+		}
+		select {
+		case it = <-l.queue:
+			l.unsent.Add(int64(it.events))
+			continue
+		default:
+		}
+		break
+	}
+	l.batch.flush()
+}
+
+// deliver hands the events of one message to fn: each line of a batch on an
+// outcome subject, numbered by Index, else the whole message. pending is
+// the consumer's count of messages behind this one; fn gets it plus the
+// events still to come in this message, so it is 0 only for the last event
+// delivered. It stops early when stopped reports true.
+func (l *Log) deliver(subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
+	if !batchable(subject) || bytes.IndexByte(data, '\n') < 0 {
+		fn(l.decode(data, domain.Pos{Seq: seq}), pending)
+		return
+	}
+	rest := eventsIn(subject, data)
+	var index uint32
+	eachLine(data, func(line []byte) bool {
+		if stopped() {
+			return false
+		}
+		rest--
+		fn(l.decode(line, domain.Pos{Seq: seq, Index: index}), pending+uint64(rest))
+		index++
+		return true
+	})
+}

@@ -1,0 +1,163 @@
+package eventlog
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// collectBatch runs items through a batch and returns what it sent.
+func collectBatch(items ...pubItem) []pubItem {
+	var sent []pubItem
+	b := batch{send: func(it pubItem) { sent = append(sent, it) }}
+	for _, it := range items {
+		b.add(it)
+	}
+	b.flush()
+	return sent
+}
+
+func item(subject, data string) pubItem {
+	return pubItem{subject: subject, data: []byte(data), events: 1}
+}
+
+func TestBatchGroupsEventsPerSubjectInOrder(t *testing.T) {
+	a, b := outcomePrefix+"a.m", outcomePrefix+"b.m"
+	sent := collectBatch(item(a, `{"n":1}`), item(b, `{"n":2}`), item(a, `{"n":3}`), item(a, `{"n":4}`))
+	want := []struct {
+		subject, data string
+		events        int
+	}{{a, "{\"n\":1}\n{\"n\":3}\n{\"n\":4}", 3}, {b, `{"n":2}`, 1}}
+	if len(sent) != len(want) {
+		t.Fatalf("sent %d messages, want %d: %+v", len(sent), len(want), sent)
+	}
+	for i, w := range want {
+		if sent[i].subject != w.subject || string(sent[i].data) != w.data || sent[i].events != w.events {
+			t.Errorf("message %d = %s %q (%d events), want %s %q (%d)", i, sent[i].subject, sent[i].data, sent[i].events, w.subject, w.data, w.events)
+		}
+		if got := eventsIn(sent[i].subject, sent[i].data); got != w.events {
+			t.Errorf("eventsIn(message %d) = %d, want %d", i, got, w.events)
+		}
+	}
+	// A second round starts from nothing, with a buffer of its own.
+	again := collectBatch(item(a, `{"n":5}`), item(a, `{"n":6}`))
+	if len(again) != 1 || string(again[0].data) != "{\"n\":5}\n{\"n\":6}" || string(sent[0].data) != want[0].data {
+		t.Fatalf("second round %q; first round's batch now %q", again[0].data, sent[0].data)
+	}
+}
+
+func TestBatchStaysWithinItsBounds(t *testing.T) {
+	a := outcomePrefix + "a.m"
+	big := `{"pad":"` + strings.Repeat("x", maxBatchBytes/3) + `"}`
+	sent := collectBatch(item(a, big), item(a, big), item(a, big), item(a, big))
+	if len(sent) != 2 || sent[0].events != 2 || sent[1].events != 2 {
+		t.Fatalf("4 events of a third of the bound went out as %d messages", len(sent))
+	}
+	for _, m := range sent {
+		if len(m.data) > maxBatchBytes {
+			t.Fatalf("a batch of %d bytes passed the bound %d", len(m.data), maxBatchBytes)
+		}
+	}
+
+	var items []pubItem
+	for i := range maxBatchPairs + 1 {
+		items = append(items, item(fmt.Sprintf("%sc%d.m", outcomePrefix, i), fmt.Sprintf(`{"n":%d}`, i)))
+	}
+	items = append(items, item(outcomePrefix+"c0.m", `{"n":"again"}`))
+	sent = collectBatch(items...)
+	// The pair past the bound sends the first maxBatchPairs; c0 then starts
+	// a new batch behind the new pair.
+	if len(sent) != maxBatchPairs+2 || sent[maxBatchPairs].subject != fmt.Sprintf("%sc%d.m", outcomePrefix, maxBatchPairs) ||
+		sent[maxBatchPairs+1].subject != outcomePrefix+"c0.m" || sent[maxBatchPairs+1].events != 1 {
+		t.Fatalf("sent %d messages; the last two on %s and %s", len(sent), sent[len(sent)-2].subject, sent[len(sent)-1].subject)
+	}
+}
+
+func TestOnlyOutcomeSubjectsCarryBatches(t *testing.T) {
+	for subject, want := range map[string]bool{
+		Subject(outcomeEvent(1)):                       true,
+		Subject(banEvent("x", "a", "gpt")):             false,
+		subjectPrefix + "settings.fallback":            false,
+		subjectPrefix + "outcomes.x":                   false,
+		"other.events.outcome.a.b":                     false,
+		pairSubject("cooldown.", "outcome", "outcome"): false,
+	} {
+		if batchable(subject) != want {
+			t.Errorf("batchable(%q) = %v, want %v", subject, !want, want)
+		}
+	}
+}
+
+// A batch message is read back as its events, numbered by Index, with
+// pending counting down to 0 at the last one; a line that is not an event
+// is a skip marker at its own position. Messages on other subjects are one
+// event however many lines their JSON takes.
+func TestConsumeSplitsOutcomeBatches(t *testing.T) {
+	l := openTest(t, Options{StoreDir: t.TempDir()})
+	ctx := testCtx(t)
+	line := func(i int) []byte {
+		b, err := domain.Encode(outcomeEvent(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	batchData := bytes.Join([][]byte{line(0), line(16), []byte(`{"v":1,"kind":`), line(32), nil}, []byte("\n"))
+	if _, err := l.js.Publish(ctx, Subject(outcomeEvent(0)), batchData); err != nil {
+		t.Fatal(err)
+	}
+	pretty := []byte("{\n  \"v\": 1,\n  \"kind\": \"ban.imposed\",\n  \"id\": \"manual-1\",\n  \"at\": \"2026-11-29T12:00:00Z\",\n" +
+		"  \"ban\": {\"credential\": \"a\", \"model\": \"gpt\", \"origin\": \"admin\", \"error_code\": 0,\n" +
+		"    \"since\": \"2026-11-29T12:00:00Z\", \"permanent\": true}\n}\n")
+	if _, err := l.js.Publish(ctx, pairSubject("ban.", "a", "gpt"), pretty); err != nil {
+		t.Fatal(err)
+	}
+
+	type delivery struct {
+		pos     domain.Pos
+		kind    domain.Kind
+		req     string
+		pending uint64
+	}
+	var got []delivery
+	err := l.Read(ctx, 0, 0, func(ev domain.Event, pending uint64) error {
+		d := delivery{pos: ev.Pos(), kind: ev.Kind, pending: pending}
+		if ev.Outcome != nil {
+			d.req = ev.Outcome.RequestID
+		}
+		got = append(got, d)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []delivery{
+		{domain.Pos{Seq: 1, Index: 0}, domain.KindOutcomeRecorded, "req-00000000", 4},
+		{domain.Pos{Seq: 1, Index: 1}, domain.KindOutcomeRecorded, "req-00000016", 3},
+		{domain.Pos{Seq: 1, Index: 2}, "", "", 2},
+		{domain.Pos{Seq: 1, Index: 3}, domain.KindOutcomeRecorded, "req-00000032", 1},
+		{domain.Pos{Seq: 2}, domain.KindBanImposed, "", 0},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("delivered\n%v\nwant\n%v", got, want)
+	}
+	if s := l.Stats(); s.Undecodable != 1 {
+		t.Fatalf("undecodable = %d, want the one broken line", s.Undecodable)
+	}
+
+	// Reading up to the batch's message gives all of its events and
+	// nothing after.
+	n := 0
+	if err := l.Read(ctx, 1, 1, func(ev domain.Event, _ uint64) error {
+		if ev.Seq != 1 {
+			t.Errorf("Read(1, 1) delivered %v", ev.Pos())
+		}
+		n++
+		return nil
+	}); err != nil || n != 4 {
+		t.Fatalf("Read(1, 1) delivered %d events, %v; want the batch's 4", n, err)
+	}
+}
