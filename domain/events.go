@@ -211,13 +211,6 @@ func (e Event) Valid() error {
 	return nil
 }
 
-// Encode renders an event as JSON, stamping the schema version and UTC.
-func Encode(e Event) ([]byte, error) {
-	e.V = SchemaVersion
-	e.At = e.At.UTC()
-	return json.Marshal(e)
-}
-
 // Decode reads an event. It returns an error for malformed JSON; a
 // well-formed event of an unknown kind decodes without error and is caught
 // by Valid, so the caller can skip and count it.

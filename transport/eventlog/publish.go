@@ -75,7 +75,7 @@ func (l *Log) publisher() {
 			l.handleItem(it)
 		case it := <-l.queue:
 			l.unsent.Add(int64(it.events))
-			if it.flushed == nil && len(l.queue) == 0 {
+			if it.flushed == nil && len(l.queue) < lingerUnder {
 				l.linger()
 			}
 			l.drain(it)
@@ -97,16 +97,19 @@ func (l *Log) publisher() {
 	}
 }
 
-// lingerDelay is how long the publisher holds an event that arrived on an
-// empty queue before sending it, so that the events of a burst go out
-// together, batched per pair (batch.go): at a few thousand requests a
-// second, sending each event on its own costs a chain of goroutine wakeups
-// (client flusher, server read, store, ack, consumer delivery) per event,
-// which two milliseconds of delay amortise over the burst (measured with
-// BenchmarkProxyOverhead in transport/proxy: the log's CPU per request fell
-// from ~45 µs to ~20 µs with the linger alone). Outcome events are
-// statistics; two milliseconds do not matter to a ban.
-const lingerDelay = 2 * time.Millisecond
+// lingerDelay is how long the publisher holds the first event of a round
+// before sending what is queued, so that the events of a burst go out
+// together, batched per pair (batch.go). Storing, acknowledging and
+// delivering a message costs the log about the same whatever it carries,
+// so at a few thousand requests a second one message per event cost ~30 µs
+// of CPU per request and batches of ten to thirty cost a few
+// (BenchmarkProxyOverhead in transport/proxy). Outcome events are
+// statistics: a ban decided 10 ms later changes nothing. lingerUnder skips
+// the wait when a round's worth is already queued.
+const (
+	lingerDelay = 10 * time.Millisecond
+	lingerUnder = 256
+)
 
 // linger waits lingerDelay, or less when the log is stopping.
 func (l *Log) linger() {

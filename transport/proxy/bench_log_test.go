@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ import (
 // queue into an embedded JetStream (file storage), one ordered consumer
 // folds it into projections.Live, and selection reads Live's snapshot. All
 // of it runs in this process, so its CPU is counted against the proxy.
-func benchAirouterWithLog(b *testing.B, upstreamURL string) http.Handler {
+// batching reports how many events the log stored in how many messages.
+func benchAirouterWithLog(b *testing.B, upstreamURL string) (h http.Handler, batching func() string) {
 	ctx := context.Background()
 	lg, err := eventlog.Open(ctx, eventlog.Options{StoreDir: b.TempDir(), Logger: hclog.NewNullLogger()})
 	if err != nil {
@@ -49,5 +51,12 @@ func benchAirouterWithLog(b *testing.B, upstreamURL string) http.Handler {
 		b.Fatal(err)
 	}
 	b.Cleanup(p.Close)
-	return p.Handler()
+	return p.Handler(), func() string {
+		last, err := lg.LastSeq(ctx)
+		if err != nil || last == 0 {
+			return fmt.Sprintf("log: %v", err)
+		}
+		events := lg.Stats().Published
+		return fmt.Sprintf("log: %d events in %d messages (%.1f a message)", events, last, float64(events)/float64(last))
+	}
 }

@@ -288,19 +288,58 @@ func bareReverseProxy(upstreamURL string) http.Handler {
 }
 
 type phaseResult struct {
-	name        string
-	max, fixed  loadResult
-	cpuPerReqUS float64 // at the fixed rate
-	allocsReq   float64
+	name string
+	max  loadResult
+	// One entry per round at the fixed rate.
+	fixed       []loadResult
+	cpuPerReqUS []float64
+	allocsReq   []float64
+}
+
+// median is the middle value of xs (the mean of the two middle ones for an
+// even count).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func (r phaseResult) fixedMedian(f func(loadResult) float64) float64 {
+	xs := make([]float64, len(r.fixed))
+	for i, x := range r.fixed {
+		xs[i] = f(x)
+	}
+	return median(xs)
+}
+
+// ratios is x's CPU per request over base's, round by round: each round
+// runs the targets back to back, so a ratio compares like with like while
+// the shared machine's speed drifts between rounds.
+func ratios(x, base phaseResult) []float64 {
+	out := make([]float64, len(x.cpuPerReqUS))
+	for i := range out {
+		out[i] = x.cpuPerReqUS[i] / base.cpuPerReqUS[i]
+	}
+	return out
 }
 
 func BenchmarkProxyOverhead(b *testing.B) {
 	if testing.Short() {
-		b.Skip("takes about half a minute")
+		b.Skip("takes about a minute")
 	}
-	const conns = 64
-	span := 4 * time.Second
+	const (
+		conns  = 64
+		rounds = 5
+	)
+	span, roundSpan := 4*time.Second, 3*time.Second
 	child := startBenchChild(b)
+	withLog, batching := benchAirouterWithLog(b, child.url)
 	targets := []struct {
 		name string
 		url  string
@@ -308,7 +347,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		{"direct", child.url},
 		{"reverseproxy", serve(b, bareReverseProxy(child.url))},
 		{"airouter", serve(b, benchAirouter(b, child.url))},
-		{"airouter+log", serve(b, benchAirouterWithLog(b, child.url))},
+		{"airouter+log", serve(b, withLog)},
 	}
 	results := make([]phaseResult, len(targets))
 	for i, t := range targets {
@@ -318,37 +357,61 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	// The fixed rate is half of the slowest proxy's maximum, so every
 	// proxy does the same work without saturating.
 	rate := int(min(results[1].max.rps(), results[2].max.rps(), results[3].max.rps()) / 2)
-	for i, t := range targets {
-		runtime.GC()
-		cpu0, obj0 := cpuSeconds(), heapObjects()
-		results[i].fixed = child.load(b, t.url, conns, rate, span)
-		cpu1, obj1 := cpuSeconds(), heapObjects()
-		n := float64(results[i].fixed.Requests)
-		results[i].cpuPerReqUS = (cpu1 - cpu0) / n * 1e6
-		results[i].allocsReq = float64(obj1-obj0) / n
+	for range rounds {
+		for i, t := range targets {
+			runtime.GC()
+			cpu0, obj0 := cpuSeconds(), heapObjects()
+			r := child.load(b, t.url, conns, rate, roundSpan)
+			cpu1, obj1 := cpuSeconds(), heapObjects()
+			n := float64(r.Requests)
+			results[i].fixed = append(results[i].fixed, r)
+			results[i].cpuPerReqUS = append(results[i].cpuPerReqUS, (cpu1-cpu0)/n*1e6)
+			results[i].allocsReq = append(results[i].allocsReq, float64(obj1-obj0)/n)
+		}
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%d keep-alive connections, %v per run, GOMAXPROCS=%d; fixed rate %d req/s\n", conns, span, runtime.GOMAXPROCS(0), rate)
+	fmt.Fprintf(&sb, "\n%d keep-alive connections, GOMAXPROCS=%d; max rate for %v, then %d rounds of %v at a fixed %d req/s (medians)\n",
+		conns, runtime.GOMAXPROCS(0), span, rounds, roundSpan, rate)
 	fmt.Fprintf(&sb, "%-13s %10s %9s %9s | %9s %9s %9s %12s %11s\n", "target", "max rps", "p50 µs", "p99 µs", "rate rps", "p50 µs", "p99 µs", "proxy CPU/req", "allocs/req")
+	errors := func(r phaseResult) (n int64) {
+		n = r.max.Errors
+		for _, f := range r.fixed {
+			n += f.Errors
+		}
+		return n
+	}
 	for _, r := range results {
 		fmt.Fprintf(&sb, "%-13s %10.0f %9.0f %9.0f | %9.0f %9.0f %9.0f %10.1fµs %11.1f\n", r.name, r.max.rps(), r.max.P50us, r.max.P99us,
-			r.fixed.rps(), r.fixed.P50us, r.fixed.P99us, r.cpuPerReqUS, r.allocsReq)
-		if r.max.Errors+r.fixed.Errors > 0 {
-			fmt.Fprintf(&sb, "  %s: %d errors\n", r.name, r.max.Errors+r.fixed.Errors)
+			r.fixedMedian(loadResult.rps), r.fixedMedian(func(l loadResult) float64 { return l.P50us }),
+			r.fixedMedian(func(l loadResult) float64 { return l.P99us }), median(r.cpuPerReqUS), median(r.allocsReq))
+		if n := errors(r); n > 0 {
+			fmt.Fprintf(&sb, "  %s: %d errors\n", r.name, n)
 		}
 	}
 	rp, ar, al := results[1], results[2], results[3]
 	for _, x := range []phaseResult{ar, al} {
-		fmt.Fprintf(&sb, "%s / reverseproxy: CPU per request %.2fx, max rps %.2fx, p50 at the fixed rate %.2fx, p99 %.2fx\n",
-			x.name, x.cpuPerReqUS/rp.cpuPerReqUS, x.max.rps()/rp.max.rps(), x.fixed.P50us/rp.fixed.P50us, x.fixed.P99us/rp.fixed.P99us)
+		rs := ratios(x, rp)
+		fmt.Fprintf(&sb, "%s / reverseproxy: CPU per request %.2fx (rounds %s), max rps %.2fx, p50 at the fixed rate %.2fx, p99 %.2fx\n",
+			x.name, median(rs), fmtRatios(rs), x.max.rps()/rp.max.rps(),
+			x.fixedMedian(func(l loadResult) float64 { return l.P50us })/rp.fixedMedian(func(l loadResult) float64 { return l.P50us }),
+			x.fixedMedian(func(l loadResult) float64 { return l.P99us })/rp.fixedMedian(func(l loadResult) float64 { return l.P99us }))
 	}
+	sb.WriteString(batching() + "\n")
 	b.Log(sb.String())
-	b.ReportMetric(ar.cpuPerReqUS/rp.cpuPerReqUS, "cpu-ratio")
-	b.ReportMetric(al.cpuPerReqUS/rp.cpuPerReqUS, "cpu-ratio-with-log")
-	b.ReportMetric(ar.cpuPerReqUS, "airouter-cpu-µs/req")
-	b.ReportMetric(rp.cpuPerReqUS, "revproxy-cpu-µs/req")
+	b.ReportMetric(median(ratios(ar, rp)), "cpu-ratio")
+	b.ReportMetric(median(ratios(al, rp)), "cpu-ratio-with-log")
+	b.ReportMetric(median(ar.cpuPerReqUS), "airouter-cpu-µs/req")
+	b.ReportMetric(median(rp.cpuPerReqUS), "revproxy-cpu-µs/req")
 	b.ReportMetric(ar.max.rps(), "airouter-max-rps")
 	b.ReportMetric(rp.max.rps(), "revproxy-max-rps")
+}
+
+func fmtRatios(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%.2f", r)
+	}
+	return strings.Join(parts, " ")
 }
 
 func (r loadResult) rps() float64 {
