@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -472,5 +473,59 @@ func TestApplyIsDeterministic(t *testing.T) {
 		if string(again) != string(first) {
 			t.Fatalf("replay %d differs:\n%s\n%s", i, first, again)
 		}
+	}
+}
+
+// Events of one batch message share its Seq and are ordered by Index: an
+// event at or before the applied position is a re-delivery and ignored, the
+// streak and the bench window record full positions, and a checkpoint
+// taken inside the batch resumes at the batch's message.
+func TestApplyOrdersEventsInsideBatches(t *testing.T) {
+	at := func(ev domain.Event, seq uint64, index uint32) domain.Event {
+		ev.Seq, ev.Index = seq, index
+		return ev
+	}
+	batch := []domain.Event{
+		at(outcome(0, "a", "gpt", 200), 5, 0),
+		at(outcome(time.Second, "a", "gpt", 502), 5, 1),
+		at(outcome(2*time.Second, "b", "gpt", 502), 5, 2),
+	}
+	s := NewState()
+	s = Apply(s, batch[0])
+	s = Apply(s, batch[1])
+	mid, err := s.MarshalCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = Apply(s, batch[2])
+	s = Apply(s, batch[1]) // re-delivered: ignored
+	probe := outcome(3*time.Second, "a", "gpt", 404)
+	if f := s.Facts(probe); f.Counts[502] != 1 || f.Streak != (domain.Pos{Seq: 5, Index: 1}) {
+		t.Fatalf("facts %+v, want one 502 in a streak from 5.1", f)
+	}
+	w := s.Snapshot().ModelFailures("gpt")
+	if len(w) != 2 || w[0].Seq != 5 || w[0].Index != 1 || w[1].Index != 2 {
+		t.Fatalf("bench window %+v, want the failures at 5.1 and 5.2", w)
+	}
+	if s.Pos() != (domain.Pos{Seq: 5, Index: 2}) {
+		t.Fatalf("applied up to %v, want 5.2", s.Pos())
+	}
+
+	// Resuming from the checkpoint taken at 5.1 reads message 5 again and
+	// applies only what it had not.
+	r, err := UnmarshalCheckpoint(mid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Pos() != (domain.Pos{Seq: 5, Index: 1}) || r.Pos().ResumeSeq() != 5 {
+		t.Fatalf("checkpoint at %v resumes at %d, want 5.1 and message 5", r.Pos(), r.Pos().ResumeSeq())
+	}
+	for _, ev := range batch {
+		r = Apply(r, ev)
+	}
+	a, _ := r.MarshalCheckpoint()
+	b, _ := s.MarshalCheckpoint()
+	if !bytes.Equal(a, b) {
+		t.Fatalf("resumed state differs:\n%s\nwant\n%s", a, b)
 	}
 }

@@ -207,3 +207,38 @@ func TestExportLinesRoundTrip(t *testing.T) {
 		t.Fatalf("a line without seq reads as %+v", last)
 	}
 }
+
+// Events inside an outcome batch keep their index through an export, and
+// an unreadable one inside a batch is a bare position.
+func TestExportLinesKeepBatchPositions(t *testing.T) {
+	evs := incidentEvents()[:3]
+	evs[0].Seq, evs[0].Index = 7, 0
+	evs[1].Seq, evs[1].Index = 7, 1
+	evs[2] = domain.Event{Seq: 7, Index: 2}
+	var data []byte
+	for _, ev := range evs {
+		var err error
+		if data, err = appendExportLine(data, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if !strings.HasPrefix(lines[0], `{"seq":7,"v":1,`) || !strings.HasPrefix(lines[1], `{"seq":7,"index":1,"v":1,`) ||
+		lines[2] != `{"seq":7,"index":2}` {
+		t.Fatalf("export lines:\n%s", data)
+	}
+	r := newLineReader(bytes.NewReader(data))
+	for i, want := range evs {
+		got, err := r.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Pos() != want.Pos() || got.Kind != want.Kind {
+			t.Fatalf("line %d read back at %v (%s), want %v (%s)", i, got.Pos(), got.Kind, want.Pos(), want.Kind)
+		}
+	}
+	// A line whose position is not first still gives it, through JSON.
+	if p, ok := linePos([]byte(`{"v":1,"index":3,"seq":9}`)); !ok || p != (domain.Pos{Seq: 9, Index: 3}) {
+		t.Fatalf("linePos = %v %v", p, ok)
+	}
+}

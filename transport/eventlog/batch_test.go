@@ -148,6 +148,20 @@ func TestConsumeSplitsOutcomeBatches(t *testing.T) {
 		t.Fatalf("undecodable = %d, want the one broken line", s.Undecodable)
 	}
 
+	// A reader whose state ends inside the batch resumes at its message
+	// (domain.Pos.ResumeSeq) and gets the whole batch again.
+	resumed := make(chan domain.Pos, 8)
+	stop, err := l.Consume(ctx, domain.Pos{Seq: 1, Index: 1}.ResumeSeq(), func(ev domain.Event, _ uint64) { resumed <- ev.Pos() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if p := <-resumed; p != want[i].pos {
+			t.Fatalf("resumed delivery %d at %v, want %v", i, p, want[i].pos)
+		}
+	}
+	stop()
+
 	// Reading up to the batch's message gives all of its events and
 	// nothing after.
 	n := 0
