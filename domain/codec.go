@@ -13,8 +13,8 @@ import (
 // duplicated keys, times that are not UTC "Z", malformed JSON); Decode then
 // uses encoding/json, so whatever decodeFast accepts it decodes exactly as
 // json.Unmarshal into an Event would.
-func decodeFast(b []byte) (Event, bool) {
-	d := fastDecoder{b: b}
+func decodeFast(b []byte, names map[string]string) (Event, bool) {
+	d := fastDecoder{b: b, names: names}
 	var e Event
 	if !d.event(&e) {
 		return Event{}, false
@@ -31,6 +31,8 @@ func decodeFast(b []byte) (Event, bool) {
 type fastDecoder struct {
 	b []byte
 	i int
+	// names, when set, interns credential and model names (Decoder).
+	names map[string]string
 }
 
 // The fields of the structs decoded here, as encoding/json names them;
@@ -90,9 +92,9 @@ func (d *fastDecoder) outcome(e *Event) bool {
 		var bit uint
 		switch string(key) {
 		case "credential":
-			bit, ok = 1<<0, d.string(&o.Credential)
+			bit, ok = 1<<0, d.name(&o.Credential)
 		case "model":
-			bit, ok = 1<<1, d.string(&o.Model)
+			bit, ok = 1<<1, d.name(&o.Model)
 		case "status":
 			bit, ok = 1<<2, d.int(&o.Status)
 		case "class":
@@ -223,6 +225,24 @@ func (d *fastDecoder) string(v *string) bool {
 		*v = string(s)
 	}
 	return ok
+}
+
+// name reads a credential or model name, sharing an earlier copy of it
+// when the decoder interns names.
+func (d *fastDecoder) name(v *string) bool {
+	s, ok := d.str()
+	if len(s) == 0 || !ok {
+		return ok
+	}
+	if n, found := d.names[string(s)]; found {
+		*v = n
+		return true
+	}
+	*v = string(s)
+	if d.names != nil && len(d.names) < maxInternedNames {
+		d.names[*v] = *v
+	}
+	return true
 }
 
 func (d *fastDecoder) bool(v *bool) bool {

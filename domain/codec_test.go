@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // reference is what Decode must return: json.Unmarshal into an Event.
@@ -109,7 +110,7 @@ func TestDecodeTable(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, fast := decodeFast([]byte(tc.in)); fast != tc.fast {
+			if _, fast := decodeFast([]byte(tc.in), nil); fast != tc.fast {
 				t.Errorf("fast path handled it: %v, want %v", fast, tc.fast)
 			}
 			checkDecode(t, []byte(tc.in))
@@ -306,7 +307,7 @@ func TestDecodeDifferential(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkDecode(t, line)
-		if _, fast := decodeFast(line); fast {
+		if _, fast := decodeFast(line, nil); fast {
 			fastCanonical++
 		} else if bytes.Contains(line, []byte(`"outcome":`)) && !bytes.ContainsRune(line, '\\') && !longNumber.Match(line) {
 			t.Fatalf("fast path refused an outcome as Encode writes it: %s", line)
@@ -433,4 +434,34 @@ func BenchmarkEncodeOutcome(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A Decoder decodes exactly as Decode does, and hands out one copy of each
+// credential and model name.
+func TestDecoderInternsNames(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 23))
+	var dec Decoder
+	for range 5000 {
+		line, err := Encode(randomEvent(rng))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := Decode(line)
+		got, err := dec.Decode(line)
+		if (err != nil) != (wantErr != nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("Decoder.Decode(%s) = %+v, %v; Decode gives %+v, %v", line, got, err, want, wantErr)
+		}
+	}
+	line := []byte(canonical)
+	a, _ := dec.Decode(line)
+	b, _ := dec.Decode(line)
+	if a.Outcome == nil || unsafe.StringData(a.Outcome.Credential) != unsafe.StringData(b.Outcome.Credential) ||
+		unsafe.StringData(a.Outcome.Model) != unsafe.StringData(b.Outcome.Model) {
+		t.Fatal("the same names decoded twice are two copies")
+	}
+	allocs := testing.AllocsPerRun(100, func() { _, _ = dec.Decode(line) })
+	plain := testing.AllocsPerRun(100, func() { _, _ = Decode(line) })
+	if allocs > plain-2 {
+		t.Fatalf("Decoder.Decode allocates %.0f times, Decode %.0f: the names are not shared", allocs, plain)
+	}
 }

@@ -215,7 +215,31 @@ func (e Event) Valid() error {
 // well-formed event of an unknown kind decodes without error and is caught
 // by Valid, so the caller can skip and count it.
 func Decode(b []byte) (Event, error) {
-	if e, ok := decodeFast(b); ok {
+	return decode(b, nil)
+}
+
+// maxInternedNames bounds a Decoder's table of names.
+const maxInternedNames = 4096
+
+// Decoder decodes events as Decode does, keeping one copy of each
+// credential and model name it has read (up to maxInternedNames), so that a
+// stream of outcomes about the same pairs does not allocate their names
+// again and again. The zero value is ready; it is not safe for concurrent
+// use.
+type Decoder struct {
+	names map[string]string
+}
+
+// Decode reads one event, as the package's Decode does.
+func (d *Decoder) Decode(b []byte) (Event, error) {
+	if d.names == nil {
+		d.names = make(map[string]string)
+	}
+	return decode(b, d.names)
+}
+
+func decode(b []byte, names map[string]string) (Event, error) {
+	if e, ok := decodeFast(b, names); ok {
 		return e, nil
 	}
 	var e Event

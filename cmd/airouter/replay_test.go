@@ -156,7 +156,7 @@ func TestReplayAtReproducesHealthSamples(t *testing.T) {
 		}
 	}
 	// Three 429s reach the threshold; the ban follows once the log has
-	// them (outcomes are published in batches, up to 10 ms later).
+	// them (outcomes are published in batches, up to 20 ms later).
 	failedBefore := a.calls.Load()
 	chatUntil(t, r, "three 429s from cred-a", func() bool { return a.calls.Load() >= failedBefore+3 })
 	eventually(t, "the fail2ban ban of cred-a", banned("cred-a"))

@@ -142,6 +142,7 @@ func (b *batch) sendGroup(g *batchGroup) {
 func (l *Log) drain(first pubItem) {
 	it := first
 	for n := 1; ; n++ {
+		l.subjects.resolve(&it)
 		switch {
 		case it.flushed != nil:
 			l.batch.flush()
@@ -172,9 +173,9 @@ func (l *Log) drain(first pubItem) {
 // the consumer's count of messages behind this one; fn gets it plus the
 // events still to come in this message, so it is 0 only for the last event
 // delivered. It stops early when stopped reports true.
-func (l *Log) deliver(subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
+func (l *Log) deliver(dec *domain.Decoder, subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
 	if !batchable(subject) || bytes.IndexByte(data, '\n') < 0 {
-		fn(l.decode(data, domain.Pos{Seq: seq}), pending)
+		fn(l.decode(dec, data, domain.Pos{Seq: seq}), pending)
 		return
 	}
 	rest := eventsIn(subject, data)
@@ -184,7 +185,7 @@ func (l *Log) deliver(subject string, data []byte, seq, pending uint64, stopped 
 			return false
 		}
 		rest--
-		fn(l.decode(line, domain.Pos{Seq: seq, Index: index}), pending+uint64(rest))
+		fn(l.decode(dec, line, domain.Pos{Seq: seq, Index: index}), pending+uint64(rest))
 		index++
 		return true
 	})

@@ -39,6 +39,7 @@ type consumer struct {
 	stopped atomic.Bool
 	unwatch func() bool
 	errLog  atomic.Int64 // unix nanos of the last logged consume error
+	dec     domain.Decoder
 
 	// The running consumption, replaced when it stalls (consume_watch.go).
 	ccMu sync.Mutex
@@ -162,7 +163,7 @@ func (c *consumer) handle(msg jetstream.Msg) {
 	}
 	c.last = seq
 	c.delivered.Store(seq)
-	c.l.deliver(msg.Subject(), msg.Data(), seq, md.NumPending, c.stopped.Load, c.fn)
+	c.l.deliver(&c.dec, msg.Subject(), msg.Data(), seq, md.NumPending, c.stopped.Load, c.fn)
 }
 
 // consumeErrInterval limits consume error logging per consumer.
@@ -181,8 +182,8 @@ func (c *consumer) consumeErr(_ jetstream.ConsumeContext, err error) {
 // decode turns one event's JSON into an event at pos, or into a skip marker
 // (empty Kind, position only) that is counted and logged once per kind of
 // problem.
-func (l *Log) decode(data []byte, pos domain.Pos) domain.Event {
-	ev, err := domain.Decode(data)
+func (l *Log) decode(dec *domain.Decoder, data []byte, pos domain.Pos) domain.Event {
+	ev, err := dec.Decode(data)
 	if err != nil {
 		l.undecodable.Add(1)
 		l.skipOnce("malformed", pos, err)

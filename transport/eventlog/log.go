@@ -58,7 +58,8 @@ type Log struct {
 	// of stalled consumers under way (consume_watch.go).
 	retry      chan pubItem
 	streamDown atomic.Bool
-	batch      batch // the publisher goroutine's
+	batch      batch        // the publisher goroutine's
+	subjects   subjectCache // the publisher goroutine's
 	// unsent counts the events taken from the queue (or sent back to the
 	// retry queue) and not yet handed to the client: Stats.Pending.
 	unsent   atomic.Int64

@@ -60,13 +60,13 @@ func upstreamHeader(in http.Header, c *credState, forwardAuth bool) http.Header 
 	switch {
 	case c.typ == TypeAnthropic:
 		if c.auth != "" {
-			out["X-Api-Key"] = []string{c.auth}
+			out["X-Api-Key"] = c.authHdr
 		}
 		if _, ok := out["Anthropic-Version"]; !ok {
 			out["Anthropic-Version"] = []string{"2023-06-01"}
 		}
 	case c.auth != "":
-		out["Authorization"] = []string{c.auth}
+		out["Authorization"] = c.authHdr
 	case c.proxy && forwardAuth:
 		// A keyless proxy credential is another router that shares this
 		// one's client keys, as in the router we replace. The master key

@@ -44,7 +44,8 @@ type credState struct {
 	fallback bool
 	weight   int64
 	base     url.URL
-	auth     string // the Authorization or x-api-key value; never logged
+	auth     string   // the Authorization or x-api-key value; never logged
+	authHdr  []string // auth as a header value, shared read-only by every upstream request
 	key      string
 	eps      endpoint
 	limits   limits
@@ -65,6 +66,7 @@ func newCredState(i int, c Credential) (*credState, error) {
 		if c.Type == TypeAnthropic {
 			cs.auth = c.APIKey
 		}
+		cs.authHdr = []string{cs.auth}
 	}
 	cs.limits = newLimits(c.RPM, c.TPM, &usage{})
 	return cs, nil
