@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -28,21 +29,30 @@ import (
 // the benchmark process holds only the proxy being measured, and its own
 // CPU time (getrusage RUSAGE_SELF) over a phase is that proxy's cost. One
 // phase runs at a time: direct to the upstream (the benchmark process is
-// idle), through a bare httputil.ReverseProxy, and through airouter.
+// idle), through a bare httputil.ReverseProxy, through the airouter proxy
+// alone, through it with the real embedded log (bench_log_test.go), and
+// through the airouter binary itself (bench_process_test.go, its CPU read
+// from /proc).
 //
 //	go test -run '^$' -bench BenchmarkProxyOverhead -benchtime 1x ./transport/proxy/
 
 const benchChildEnv = "AIROUTER_BENCH_CHILD"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(benchChildEnv) == "1" {
-		if err := runBenchChild(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "bench child:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
+	var err error
+	switch os.Getenv(benchChildEnv) {
+	case "":
+		os.Exit(m.Run())
+	case "revproxy":
+		err = runReverseProxyChild(os.Getenv(benchUpstreamEnv), os.Stdin, os.Stdout)
+	default:
+		err = runBenchChild(os.Stdin, os.Stdout)
 	}
-	os.Exit(m.Run())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench child:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // loadResult is what the child reports for one load run.
@@ -189,9 +199,12 @@ type benchChild struct {
 	url string
 }
 
-func startBenchChild(b *testing.B) *benchChild {
+// startBenchChild re-executes this test binary as a child: by default the
+// upstream and load generator; with env, another role (runReverseProxyChild).
+func startBenchChild(b *testing.B, env ...string) *benchChild {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), benchChildEnv+"=1", "GOMAXPROCS="+fmt.Sprint(runtime.GOMAXPROCS(0)))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -340,14 +353,24 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	span, roundSpan := 4*time.Second, 3*time.Second
 	child := startBenchChild(b)
 	withLog, batching := benchAirouterWithLog(b, child.url)
-	targets := []struct {
+	type target struct {
 		name string
 		url  string
-	}{
-		{"direct", child.url},
-		{"reverseproxy", serve(b, bareReverseProxy(child.url))},
-		{"airouter", serve(b, benchAirouter(b, child.url))},
-		{"airouter+log", serve(b, withLog)},
+		cpu  func() float64 // the proxy process's CPU seconds
+	}
+	targets := []target{
+		{"direct", child.url, cpuSeconds},
+		{"reverseproxy", serve(b, bareReverseProxy(child.url)), cpuSeconds},
+		{"airouter", serve(b, benchAirouter(b, child.url)), cpuSeconds},
+		{"airouter+log", serve(b, withLog), cpuSeconds},
+	}
+	if runtime.GOOS == "linux" {
+		// The same comparison between whole processes, each holding only
+		// its proxy (and its own garbage collector's pace).
+		rp := startBenchChild(b, benchChildEnv+"=revproxy", benchUpstreamEnv+"="+child.url)
+		targets = append(targets, target{"revproxy-bin", rp.url, procCPU(rp.cmd.Process.Pid)})
+		ab := startAirouterProcess(b, child.url)
+		targets = append(targets, target{"airouter-bin", ab.url, procCPU(ab.pid)})
 	}
 	results := make([]phaseResult, len(targets))
 	for i, t := range targets {
@@ -356,17 +379,25 @@ func BenchmarkProxyOverhead(b *testing.B) {
 	}
 	// The fixed rate is half of the slowest proxy's maximum, so every
 	// proxy does the same work without saturating.
-	rate := int(min(results[1].max.rps(), results[2].max.rps(), results[3].max.rps()) / 2)
+	slowest := results[1].max.rps()
+	for _, r := range results[2:] {
+		slowest = min(slowest, r.max.rps())
+	}
+	rate := int(slowest / 2)
 	for range rounds {
 		for i, t := range targets {
 			runtime.GC()
-			cpu0, obj0 := cpuSeconds(), heapObjects()
+			cpu0, obj0 := t.cpu(), heapObjects()
 			r := child.load(b, t.url, conns, rate, roundSpan)
-			cpu1, obj1 := cpuSeconds(), heapObjects()
+			cpu1, obj1 := t.cpu(), heapObjects()
 			n := float64(r.Requests)
+			allocs := float64(obj1-obj0) / n
+			if strings.HasSuffix(t.name, "-bin") {
+				allocs = math.NaN() // another process's heap
+			}
 			results[i].fixed = append(results[i].fixed, r)
 			results[i].cpuPerReqUS = append(results[i].cpuPerReqUS, (cpu1-cpu0)/n*1e6)
-			results[i].allocsReq = append(results[i].allocsReq, float64(obj1-obj0)/n)
+			results[i].allocsReq = append(results[i].allocsReq, allocs)
 		}
 	}
 	var sb strings.Builder
@@ -389,17 +420,26 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		}
 	}
 	rp, ar, al := results[1], results[2], results[3]
-	for _, x := range []phaseResult{ar, al} {
-		rs := ratios(x, rp)
-		fmt.Fprintf(&sb, "%s / reverseproxy: CPU per request %.2fx (rounds %s), max rps %.2fx, p50 at the fixed rate %.2fx, p99 %.2fx\n",
-			x.name, median(rs), fmtRatios(rs), x.max.rps()/rp.max.rps(),
-			x.fixedMedian(func(l loadResult) float64 { return l.P50us })/rp.fixedMedian(func(l loadResult) float64 { return l.P50us }),
-			x.fixedMedian(func(l loadResult) float64 { return l.P99us })/rp.fixedMedian(func(l loadResult) float64 { return l.P99us }))
+	for i, x := range results[2:] {
+		base := rp
+		if x.name == "airouter-bin" {
+			base = results[i+1] // revproxy-bin
+		}
+		rs := ratios(x, base)
+		fmt.Fprintf(&sb, "%s / %s: CPU per request %.2fx (rounds %s), max rps %.2fx, p50 at the fixed rate %.2fx, p99 %.2fx\n",
+			x.name, base.name, median(rs), fmtRatios(rs), x.max.rps()/base.max.rps(),
+			x.fixedMedian(func(l loadResult) float64 { return l.P50us })/base.fixedMedian(func(l loadResult) float64 { return l.P50us }),
+			x.fixedMedian(func(l loadResult) float64 { return l.P99us })/base.fixedMedian(func(l loadResult) float64 { return l.P99us }))
 	}
 	sb.WriteString(batching() + "\n")
-	b.Log(sb.String())
+	// To stdout: the testing package keeps only ten lines of a
+	// benchmark's log.
+	fmt.Print(sb.String())
 	b.ReportMetric(median(ratios(ar, rp)), "cpu-ratio")
 	b.ReportMetric(median(ratios(al, rp)), "cpu-ratio-with-log")
+	if len(results) > 5 {
+		b.ReportMetric(median(ratios(results[5], results[4])), "cpu-ratio-binary")
+	}
 	b.ReportMetric(median(ar.cpuPerReqUS), "airouter-cpu-µs/req")
 	b.ReportMetric(median(rp.cpuPerReqUS), "revproxy-cpu-µs/req")
 	b.ReportMetric(ar.max.rps(), "airouter-max-rps")
