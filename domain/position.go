@@ -24,15 +24,11 @@ func (p Pos) Before(q Pos) bool {
 func (p Pos) IsZero() bool { return p == Pos{} }
 
 // ResumeSeq is the stream sequence to read on from after the event at p
-// was applied: p's message again when p is inside a batch (its later events
-// may not have been applied; a fold ignores the ones that were), else the
-// next message.
-func (p Pos) ResumeSeq() uint64 {
-	if p.Index > 0 {
-		return p.Seq
-	}
-	return p.Seq + 1
-}
+// was applied: p's own message again, since p may be any event of a batch,
+// the first included, and the rest of the batch may not have been applied.
+// A fold ignores the events of it that were (Apply skips positions at or
+// before the one applied). Zero (no position) reads from the start.
+func (p Pos) ResumeSeq() uint64 { return p.Seq }
 
 // String renders p as operators see it: "41" for the only (or first) event
 // of message 41, "41.3" for the fourth event of a batch.

@@ -11,8 +11,8 @@ func TestPositions(t *testing.T) {
 		str    string
 		resume uint64
 	}{
-		{Pos{}, "0", 1},
-		{Pos{Seq: 41}, "41", 42},
+		{Pos{}, "0", 0},
+		{Pos{Seq: 41}, "41", 41},
 		{Pos{Seq: 41, Index: 2}, "41.2", 41},
 	}
 	for _, tc := range tests {

@@ -12,8 +12,9 @@ import (
 // CheckpointVersion is the version of the checkpoint format. A checkpoint
 // of another version is refused; the caller then replays the whole log.
 // Version 2 added a pair's failure streak (streak_seq); version 3 positions
-// inside a batch message (index, streak_index). A version-2 checkpoint
-// reads as version 3 with every index 0, which is what it meant.
+// inside a batch message (index, streak_index). A version-2 checkpoint is
+// refused too: the router that wrote it could not read outcome batches, so
+// its state may lack outcomes another replica had already batched.
 const CheckpointVersion = 3
 
 // ErrCheckpointVersion is returned (wrapped) for a checkpoint written in
@@ -119,7 +120,7 @@ func UnmarshalCheckpoint(data []byte) (*State, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return nil, fmt.Errorf("read projection checkpoint: %w", err)
 	}
-	if head.Version != CheckpointVersion && head.Version != 2 {
+	if head.Version != CheckpointVersion {
 		return nil, fmt.Errorf("read projection checkpoint: version %d, want %d: %w",
 			head.Version, CheckpointVersion, ErrCheckpointVersion)
 	}

@@ -66,14 +66,15 @@ func TestCheckpointRefusesWhatItCannotRead(t *testing.T) {
 		version bool
 	}{
 		{"an older version", strings.Replace(string(good), `"version":3`, `"version":1`, 1), true},
+		{"version 2, before batches", strings.Replace(string(good), `"version":3`, `"version":2`, 1), true},
 		{"a newer version", strings.Replace(string(good), `"version":3`, `"version":4`, 1), true},
 		{"no version", `{"seq":3}`, true},
 		{"not JSON", `{"version":1,`, false},
 		{"empty", ``, false},
 		{"wrong shape", `{"version":3,"credentials":"a"}`, false},
-		{"repeated credential", `{"version":2,"credentials":[{"name":"a"},{"name":"a"}]}`, false},
-		{"unnamed model", `{"version":2,"models":[{"name":""}]}`, false},
-		{"repeated pair", `{"version":2,"credentials":[{"name":"a","pairs":[{"model":"x"},{"model":"x"}]}]}`, false},
+		{"repeated credential", `{"version":3,"credentials":[{"name":"a"},{"name":"a"}]}`, false},
+		{"unnamed model", `{"version":3,"models":[{"name":""}]}`, false},
+		{"repeated pair", `{"version":3,"credentials":[{"name":"a","pairs":[{"model":"x"},{"model":"x"}]}]}`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,30 +86,5 @@ func TestCheckpointRefusesWhatItCannotRead(t *testing.T) {
 				t.Fatalf("error %v: version mismatch = %v, want %v", err, !tc.version, tc.version)
 			}
 		})
-	}
-}
-
-// A version-2 checkpoint (before batch messages) has no indices; it reads
-// as the same state with every index 0.
-func TestCheckpointReadsVersion2(t *testing.T) {
-	v2 := `{"version":2,"seq":7,"last_event_at":"2026-11-29T03:00:00Z","skipped":{},` +
-		`"credentials":[{"name":"a","pairs":[{"model":"gpt","counts":{"500":2},"streak_seq":5}]}],"models":[]}`
-	s, err := UnmarshalCheckpoint([]byte(v2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.Pos() != (domain.Pos{Seq: 7}) || s.Pos().ResumeSeq() != 8 {
-		t.Fatalf("position %v resume %d, want 7 and 8", s.Pos(), s.Pos().ResumeSeq())
-	}
-	probe := domain.Event{Kind: domain.KindOutcomeRecorded, Outcome: &domain.Outcome{Credential: "a", Model: "gpt"}}
-	if f := s.Facts(probe); f.Streak != (domain.Pos{Seq: 5}) || f.Counts[500] != 2 {
-		t.Fatalf("facts %+v, want streak 5 and two 500s", f)
-	}
-	again, err := s.MarshalCheckpoint()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(again), `"version":3`) || strings.Contains(string(again), "index") {
-		t.Fatalf("re-marshalled as %s", again)
 	}
 }

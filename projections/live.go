@@ -25,21 +25,27 @@ type Live struct {
 	// keep s or call Live's writer methods.
 	AfterApply func(s *State, ev domain.Event)
 
-	state       *State
-	snap        atomic.Pointer[Snapshot]
-	swapped     atomic.Pointer[chan struct{}] // closed, and replaced, on every swap
+	state   *State
+	snap    atomic.Pointer[Snapshot]
+	swapped atomic.Pointer[chan struct{}] // closed, and replaced, on every swap
+	// complete is the last stream sequence whose message is wholly in the
+	// published snapshot: a snapshot can be published inside a batch.
+	complete    atomic.Uint64
 	unpublished int
 	every       int
 }
 
 // NewLive starts from s (a fresh state when nil, or one read from a
 // checkpoint) and publishes its first snapshot. Live owns s from now on.
+// The message of s's last event counts as incomplete (s may end inside a
+// batch) until the consumer delivers it again.
 func NewLive(s *State) *Live {
 	if s == nil {
 		s = NewState()
 	}
 	l := &Live{state: s, every: swapEvery}
 	l.snap.Store(s.publish(nil))
+	l.complete.Store(max(s.pos.Seq, 1) - 1)
 	ch := make(chan struct{})
 	l.swapped.Store(&ch)
 	return l
@@ -50,9 +56,10 @@ func (l *Live) Load() *Snapshot { return l.snap.Load() }
 
 // Apply folds ev into the working state, runs AfterApply, and publishes a
 // new snapshot when no more events are pending (pending is how many the
-// consumer knows are still waiting behind ev) or every swapEvery events.
-// An event at or below the applied sequence (a re-delivery) is ignored and
-// AfterApply does not run for it. Writer goroutine only.
+// consumer knows are still waiting behind ev, the rest of its batch
+// included) or every swapEvery events. An event at or before the applied
+// position (a re-delivery) is ignored and AfterApply does not run for it.
+// Writer goroutine only.
 func (l *Live) Apply(ev domain.Event, pending uint64) {
 	if ev.Seq == 0 || l.state.pos.Before(ev.Pos()) {
 		l.state = Apply(l.state, ev)
@@ -61,34 +68,52 @@ func (l *Live) Apply(ev domain.Event, pending uint64) {
 		}
 		l.unpublished++
 	}
-	if pending == 0 || l.unpublished >= l.every {
-		l.Flush()
+	switch {
+	case pending == 0:
+		// Caught up: ev is the last event of its message.
+		l.publish(ev.Seq)
+	case l.unpublished >= l.every:
+		// Within a long replay, perhaps within a batch: the messages
+		// before ev's are complete.
+		l.publish(max(ev.Seq, 1) - 1)
 	}
 }
 
-// Flush publishes a snapshot of everything applied so far, if anything was
-// applied since the last one. Writer goroutine only.
-func (l *Live) Flush() {
-	if l.unpublished == 0 {
-		return
+// Flush publishes a snapshot of everything applied so far, counting every
+// message applied as complete (the caller knows no more of it is coming).
+// Writer goroutine only.
+func (l *Live) Flush() { l.publish(l.state.pos.Seq) }
+
+// publish swaps in a snapshot of what was applied since the last one, if
+// anything, and records complete; waiters wake when either changed.
+func (l *Live) publish(complete uint64) {
+	changed := false
+	if l.unpublished > 0 {
+		l.unpublished = 0
+		l.snap.Store(l.state.publish(l.snap.Load()))
+		changed = true
 	}
-	l.unpublished = 0
-	l.snap.Store(l.state.publish(l.snap.Load()))
-	next := make(chan struct{})
-	close(*l.swapped.Swap(&next))
+	if complete > l.complete.Load() {
+		l.complete.Store(complete)
+		changed = true
+	}
+	if changed {
+		next := make(chan struct{})
+		close(*l.swapped.Swap(&next))
+	}
 }
 
 // State is the writer's working state, for checkpointing. Writer goroutine
 // only; it changes with every Apply, so no other goroutine may read it.
 func (l *Live) State() *State { return l.state }
 
-// WaitFor returns once a snapshot at or past log position seq is
-// published (read-your-writes after publishing an event), or with the
-// context's error.
+// WaitFor returns once a published snapshot holds every event of stream
+// message seq and all before it (read-your-writes after publishing an
+// event; caught up with the log at start), or with the context's error.
 func (l *Live) WaitFor(ctx context.Context, seq uint64) error {
 	for {
 		swapped := *l.swapped.Load() // before the check, so no swap is missed
-		if l.snap.Load().Seq() >= seq {
+		if l.complete.Load() >= seq {
 			return nil
 		}
 		select {

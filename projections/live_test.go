@@ -205,3 +205,50 @@ func TestLiveFromCheckpoint(t *testing.T) {
 		t.Fatalf("checkpoint + overlapping replay differs from a full replay:\n%s\n%s", got, want)
 	}
 }
+
+// WaitFor(seq) means every event of message seq is in the published
+// snapshot: a snapshot published inside a batch (every N events) does not
+// count for its message, and a state restored inside a batch waits for the
+// batch to be delivered again.
+func TestLiveWaitForWholeBatches(t *testing.T) {
+	at := func(ev domain.Event, seq uint64, index uint32) domain.Event {
+		ev.Seq, ev.Index = seq, index
+		return ev
+	}
+	batch := []domain.Event{
+		at(outcome(0, "a", "gpt", 500), 5, 0),
+		at(outcome(0, "a", "gpt", 500), 5, 1),
+		at(outcome(0, "a", "gpt", 500), 5, 2),
+	}
+	done := func(l *Live, seq uint64) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		return l.WaitFor(ctx, seq) == nil
+	}
+	l := NewLive(nil)
+	l.every = 1 // publish after every event, inside the batch too
+	l.Apply(batch[0], 2)
+	l.Apply(batch[1], 1)
+	if l.Load().Pos() != (domain.Pos{Seq: 5, Index: 1}) || done(l, 5) || !done(l, 4) {
+		t.Fatalf("inside the batch at %v: WaitFor(5) returned, or WaitFor(4) did not", l.Load().Pos())
+	}
+	l.Apply(batch[2], 0)
+	if !done(l, 5) {
+		t.Fatal("WaitFor(5) after the whole batch did not return")
+	}
+
+	// Restored at 5.1, the batch delivered again from its start.
+	mid := NewState()
+	mid = Apply(mid, batch[0])
+	mid = Apply(mid, batch[1])
+	r := NewLive(mid)
+	if done(r, 5) {
+		t.Fatal("a state restored inside message 5 counts it as whole")
+	}
+	r.Apply(batch[0], 2)
+	r.Apply(batch[1], 1)
+	r.Apply(batch[2], 0)
+	if !done(r, 5) || r.Load().View(time.Time{}).Pairs[0].ErrorCodeCounts["500"] != 3 {
+		t.Fatalf("after the batch again: %+v", r.Load().View(time.Time{}).Pairs)
+	}
+}

@@ -145,6 +145,17 @@ func (rt *router) follow(ctx context.Context) error {
 	rt.stop = stop
 	wctx, wcancel := context.WithTimeout(ctx, catchUpTimeout)
 	defer wcancel()
+	stored, err := rt.log.Bounds(wctx)
+	if err != nil {
+		stop()
+		cancel()
+		return fmt.Errorf("read what the log stores: %w", err)
+	}
+	if stored.LastSeq == 0 {
+		// Nothing stored (a new log, or every event aged out while the
+		// router was down): the checkpoint is all there is to wait for.
+		last = 0
+	}
 	if err := rt.live.WaitFor(wctx, last); err != nil {
 		stop()
 		cancel()

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -134,5 +136,45 @@ func TestServeRejectsABadConfig(t *testing.T) {
 	err := dispatch(context.Background(), []string{"serve", "-config", path}, nil, testWriter{t})
 	if err == nil || !strings.Contains(err.Error(), "server.prot") || !strings.Contains(err.Error(), "master_key") {
 		t.Fatalf("error = %v", err)
+	}
+}
+
+// A router restarted after every event aged out of the stream (down longer
+// than events.max_age) starts from its checkpoint and is ready at once: it
+// does not wait for messages nobody can deliver any more.
+func TestRestartAfterEveryEventAgedOut(t *testing.T) {
+	up := newUpstream(t, 200)
+	store := tempStore(t)
+	cfg := buildConfig(t, fmt.Sprintf("events:\n  store_dir: %s\n  max_age: 1s\n", store), "", up)
+	r := start(t, cfg)
+	until := time.Now().Add(time.Hour).UTC()
+	ctx := context.Background()
+	seq, err := r.log.PublishControl(ctx, domain.Event{
+		Kind: domain.KindBanImposed, ID: "test-ban-aged", At: time.Now().UTC(),
+		Ban: &domain.Ban{Credential: "cred-a", Model: domain.AllModels, Origin: domain.OriginAdmin,
+			Reason: "admin: drain", Since: time.Now().UTC(), Until: &until},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.live.WaitFor(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	r.stop() // saves a checkpoint at seq
+	time.Sleep(1500 * time.Millisecond)
+
+	began := time.Now()
+	r2 := start(t, cfg)
+	if b, err := r2.log.Bounds(ctx); err != nil || b.LastSeq != 0 {
+		t.Fatalf("the stream still holds %+v (%v); the test needs every event aged out", b, err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Fatalf("ready after %s", d)
+	}
+	if _, banned := r2.live.Load().Blocked("cred-a", "gpt-test", time.Now()); !banned {
+		t.Fatal("the ban from the checkpoint is gone")
+	}
+	if status, _, body := chat(t, r2); status != http.StatusTooManyRequests {
+		t.Fatalf("chat with the only credential banned = %d %s, want 429", status, body)
 	}
 }

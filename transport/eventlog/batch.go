@@ -17,8 +17,11 @@ import (
 // subject. Readers number the events of a message by Index (domain.Pos).
 const (
 	// maxBatchBytes bounds one batch message, well under NATS's default
-	// max_payload of 1 MiB (an external cluster may lower it).
+	// max_payload of 1 MiB; a server that allows less lowers it (batchLimit).
 	maxBatchBytes = 64 << 10
+	// batchHeadroom is kept free under the server's max_payload for the
+	// message's subject and headers.
+	batchHeadroom = 1 << 10
 	// maxBatchPairs bounds the pairs batched at once; one more pair sends
 	// the batches collected so far.
 	maxBatchPairs = 1024
@@ -65,9 +68,16 @@ func eachLine(data []byte, fn func(line []byte) bool) {
 // batch collects queued outcome events per subject and hands each batch to
 // send. The publisher goroutine owns it.
 type batch struct {
-	send   func(pubItem)
-	groups []batchGroup
-	index  map[string]int // subject -> groups index
+	send     func(pubItem)
+	maxBytes int // 0: maxBatchBytes
+	groups   []batchGroup
+	index    map[string]int // subject -> groups index
+}
+
+// batchLimit is the batch bound for a server that accepts payloads of up
+// to maxPayload bytes.
+func batchLimit(maxPayload int64) int {
+	return int(max(min(maxBatchBytes, maxPayload-batchHeadroom), 1))
 }
 
 type batchGroup struct {
@@ -81,8 +91,12 @@ type batchGroup struct {
 // would grow past maxBatchBytes, and everything first when a new subject
 // would pass maxBatchPairs.
 func (b *batch) add(it pubItem) {
+	limit := b.maxBytes
+	if limit == 0 {
+		limit = maxBatchBytes
+	}
 	g := b.group(it.subject)
-	if g.events > 0 && len(g.data)+1+len(it.data) > maxBatchBytes {
+	if g.events > 0 && len(g.data)+1+len(it.data) > limit {
 		b.sendGroup(g)
 	}
 	switch {
@@ -91,7 +105,7 @@ func (b *batch) add(it pubItem) {
 	case !g.owned:
 		// The buffer goes to the NATS client with the message (it keeps
 		// it for retries), so every batch gets a fresh one.
-		buf := make([]byte, 0, min(maxBatchBytes, 8*(len(g.data)+1)))
+		buf := make([]byte, 0, min(limit, 8*(len(g.data)+1)))
 		g.data, g.owned = append(append(buf, g.data...), '\n'), true
 		g.data = append(g.data, it.data...)
 	default:
@@ -174,11 +188,14 @@ func (l *Log) drain(first pubItem) {
 // events still to come in this message, so it is 0 only for the last event
 // delivered. It stops early when stopped reports true.
 func (l *Log) deliver(dec *domain.Decoder, subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
-	if !batchable(subject) || bytes.IndexByte(data, '\n') < 0 {
+	rest := 0
+	if batchable(subject) && bytes.IndexByte(data, '\n') >= 0 {
+		eachLine(data, func([]byte) bool { rest++; return true })
+	}
+	if rest == 0 { // one event, or nothing usable: a skip marker
 		fn(l.decode(dec, data, domain.Pos{Seq: seq}), pending)
 		return
 	}
-	rest := eventsIn(subject, data)
 	var index uint32
 	eachLine(data, func(line []byte) bool {
 		if stopped() {

@@ -62,6 +62,22 @@ func TestBatchStaysWithinItsBounds(t *testing.T) {
 		}
 	}
 
+	// A server with a smaller max_payload gets smaller batches.
+	small := batch{send: func(it pubItem) { sent = append(sent, it) }, maxBytes: batchLimit(4 << 10)}
+	sent = nil
+	for range 20 {
+		small.add(item(a, `{"pad":"`+strings.Repeat("y", 400)+`"}`))
+	}
+	small.flush()
+	for _, m := range sent {
+		if len(m.data) > 3<<10 {
+			t.Fatalf("a batch of %d bytes for a server taking 4 KiB", len(m.data))
+		}
+	}
+	if len(sent) < 3 || batchLimit(4<<20) != maxBatchBytes {
+		t.Fatalf("20 events of 410 bytes went out as %d messages under a 3 KiB bound", len(sent))
+	}
+
 	var items []pubItem
 	for i := range maxBatchPairs + 1 {
 		items = append(items, item(fmt.Sprintf("%sc%d.m", outcomePrefix, i), fmt.Sprintf(`{"n":%d}`, i)))
@@ -115,6 +131,10 @@ func TestConsumeSplitsOutcomeBatches(t *testing.T) {
 	if _, err := l.js.Publish(ctx, pairSubject("ban.", "a", "gpt"), pretty); err != nil {
 		t.Fatal(err)
 	}
+	// A message with no event in it still takes a position.
+	if _, err := l.js.Publish(ctx, Subject(outcomeEvent(1)), []byte("\n \n")); err != nil {
+		t.Fatal(err)
+	}
 
 	type delivery struct {
 		pos     domain.Pos
@@ -135,17 +155,18 @@ func TestConsumeSplitsOutcomeBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []delivery{
-		{domain.Pos{Seq: 1, Index: 0}, domain.KindOutcomeRecorded, "req-00000000", 4},
-		{domain.Pos{Seq: 1, Index: 1}, domain.KindOutcomeRecorded, "req-00000016", 3},
-		{domain.Pos{Seq: 1, Index: 2}, "", "", 2},
-		{domain.Pos{Seq: 1, Index: 3}, domain.KindOutcomeRecorded, "req-00000032", 1},
-		{domain.Pos{Seq: 2}, domain.KindBanImposed, "", 0},
+		{domain.Pos{Seq: 1, Index: 0}, domain.KindOutcomeRecorded, "req-00000000", 5},
+		{domain.Pos{Seq: 1, Index: 1}, domain.KindOutcomeRecorded, "req-00000016", 4},
+		{domain.Pos{Seq: 1, Index: 2}, "", "", 3},
+		{domain.Pos{Seq: 1, Index: 3}, domain.KindOutcomeRecorded, "req-00000032", 2},
+		{domain.Pos{Seq: 2}, domain.KindBanImposed, "", 1},
+		{domain.Pos{Seq: 3}, "", "", 0},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("delivered\n%v\nwant\n%v", got, want)
 	}
-	if s := l.Stats(); s.Undecodable != 1 {
-		t.Fatalf("undecodable = %d, want the one broken line", s.Undecodable)
+	if s := l.Stats(); s.Undecodable != 2 {
+		t.Fatalf("undecodable = %d, want the broken line and the empty message", s.Undecodable)
 	}
 
 	// A reader whose state ends inside the batch resumes at its message

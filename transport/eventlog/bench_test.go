@@ -213,7 +213,14 @@ func BenchmarkConsume1M(b *testing.B) {
 	}
 }
 
+// rawReplay reads the stream with a bare ordered consumer, splitting
+// batches into lines and, with decode, decoding each with encoding/json; it
+// returns events per second.
 func rawReplay(b *testing.B, l *Log, decode bool) float64 {
+	last, err := l.LastSeq(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
 	oc, err := l.js.OrderedConsumer(context.Background(), EventsStream, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		b.Fatal(err)
@@ -222,17 +229,20 @@ func rawReplay(b *testing.B, l *Log, decode bool) float64 {
 	n := 0
 	start := time.Now()
 	cc, err := oc.Consume(func(m jetstream.Msg) {
-		if decode {
-			var ev domain.Event
-			if err := json.Unmarshal(m.Data(), &ev); err != nil {
-				b.Error(err)
+		eachLine(m.Data(), func(line []byte) bool {
+			if decode {
+				var ev domain.Event
+				if err := json.Unmarshal(line, &ev); err != nil {
+					b.Error(err)
+				}
 			}
-		}
-		n++
-		if n == benchEvents {
+			n++
+			return true
+		})
+		if md, err := m.Metadata(); err == nil && md.Sequence.Stream == last {
 			close(done)
 		}
-	}, jetstream.PullMaxMessages(pullMaxMessages))
+	}, jetstream.PullMaxBytes(pullMaxBytes))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -271,9 +281,11 @@ func BenchmarkOpen1M(b *testing.B) {
 		b.StartTimer()
 		l := benchLog(b, work)
 		b.StopTimer()
-		if last, err := l.LastSeq(context.Background()); err != nil || last != benchEvents {
+		last, err := l.LastSeq(context.Background())
+		if err != nil || last == 0 {
 			b.Fatalf("LastSeq = %d, %v", last, err)
 		}
+		b.ReportMetric(float64(last), "messages")
 		closeBench(b, l)
 		b.ReportMetric(time.Since(filled).Seconds(), "s-since-fill")
 		b.StartTimer()

@@ -42,7 +42,7 @@ type stall struct {
 // consumeOpts are the options every consumption of the events stream uses.
 func (c *consumer) consumeOpts() []jetstream.PullConsumeOpt {
 	return []jetstream.PullConsumeOpt{
-		jetstream.PullMaxMessages(pullMaxMessages),
+		jetstream.PullMaxBytes(pullMaxBytes),
 		jetstream.PullHeartbeat(consumeHeartbeat),
 		jetstream.ConsumeErrHandler(c.consumeErr),
 	}

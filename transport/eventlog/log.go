@@ -110,6 +110,7 @@ func Open(ctx context.Context, opts Options) (*Log, error) {
 	if o.noPublisher {
 		close(l.pubDone)
 	} else {
+		l.batch.maxBytes = batchLimit(l.nc.MaxPayload())
 		go l.publisher()
 	}
 	go l.reportLoop()

@@ -194,17 +194,7 @@ func (r *Reader) Follow(ctx context.Context, subjects []string, fn EventFunc) (s
 }
 
 // Bounds reads the events stream's extent.
-func (r *Reader) Bounds(ctx context.Context) (Bounds, error) {
-	info, err := r.l.events.Info(ctx)
-	if err != nil {
-		return Bounds{}, fmt.Errorf("read %s state: %w", EventsStream, err)
-	}
-	st := info.State
-	if st.Msgs == 0 {
-		return Bounds{}, nil
-	}
-	return Bounds{FirstSeq: st.FirstSeq, LastSeq: st.LastSeq, FirstStored: st.FirstTime, LastStored: st.LastTime}, nil
-}
+func (r *Reader) Bounds(ctx context.Context) (Bounds, error) { return r.l.Bounds(ctx) }
 
 // SeqAt returns the sequence of the first event the server stored at or
 // after t, or LastSeq+1 when there is none. It is an index lookup, not a

@@ -22,6 +22,12 @@ func storageType(s string) jetstream.StorageType {
 }
 
 func eventsConfig(o Options) jetstream.StreamConfig {
+	dupes := DuplicateWindow
+	if o.MaxAge > 0 && o.MaxAge < dupes {
+		// The server refuses a window longer than the events' life;
+		// nothing older than MaxAge is left to be a duplicate of.
+		dupes = o.MaxAge
+	}
 	return jetstream.StreamConfig{
 		Name:        EventsStream,
 		Description: "airouter events: outcomes, bans, unbans, cooldowns, benches, settings",
@@ -31,7 +37,7 @@ func eventsConfig(o Options) jetstream.StreamConfig {
 		MaxAge:      o.MaxAge,
 		MaxBytes:    o.MaxBytes,
 		MaxMsgs:     -1,
-		Duplicates:  DuplicateWindow,
+		Duplicates:  dupes,
 		Replicas:    o.Replicas,
 		Storage:     storageType(o.Storage),
 	}
