@@ -29,7 +29,8 @@ type Server struct {
 	// RequestTimeout caps the wait for an upstream's response headers and
 	// the read of a client request; 0 means none (written 0 or -1).
 	RequestTimeout time.Duration `yaml:"request_timeout"`
-	// WriteTimeout is the HTTP server's write timeout; 0 means none.
+	// WriteTimeout bounds each write to a client (on the proxied /v1
+	// routes it is renewed before every write); 0 means none.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	IdleTimeout  time.Duration `yaml:"idle_timeout"`
 	// LoggingLevel is info, debug, warn or error.

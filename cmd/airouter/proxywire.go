@@ -18,6 +18,7 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics pro
 		ClientKeys:     cfg.Server.APIKeys,
 		MaxBodyBytes:   cfg.Server.MaxBodyBytes(),
 		RequestTimeout: cfg.Server.RequestTimeout,
+		WriteTimeout:   cfg.Server.WriteTimeout,
 		Snapshot:       func() proxy.Gate { return rt.live.Load() },
 		Settings:       settings,
 		Record:         rt.record,

@@ -45,6 +45,7 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // serveProxied authenticates and reads a request, resolves its model and
 // hands it to the failover loop.
 func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint) {
+	w = withWriteDeadlines(w, p.writeTimeout)
 	msg, master, ok := p.authorize(r)
 	if !ok {
 		writeError(w, ep, http.StatusUnauthorized, msg, "invalid_api_key", nil)

@@ -78,7 +78,12 @@ type Deps struct {
 	MaxResponseBytes int64
 	// RequestTimeout bounds each attempt up to its response headers, and
 	// the body of a non-streamed response. 0 means none.
-	RequestTimeout      time.Duration
+	RequestTimeout time.Duration
+	// WriteTimeout is the HTTP server's write timeout. The server arms it
+	// for the whole request, which would cut a long stream or a long
+	// failover; the proxy instead clears it and applies it to each write
+	// to the client (deadline.go). 0 means none.
+	WriteTimeout        time.Duration
 	IdleConnTimeout     time.Duration // 0 means 120 s
 	MaxIdleConns        int           // 0 means 1024
 	MaxIdleConnsPerHost int           // 0 means 256
@@ -123,23 +128,25 @@ const (
 
 // Proxy is the OpenAI-compatible front door. It is safe for concurrent use.
 type Proxy struct {
-	creds    []*credState
-	byName   map[string]*credState
-	routes   []Route
-	aliases  map[string]string
-	keys     [][sha256.Size]byte
-	maxBody  int64
-	maxResp  int64
-	timeout  time.Duration
-	snapshot func() Gate
-	settings func() Settings
-	record   func(domain.Outcome)
-	watched  func(string, int) bool
-	metrics  Metrics
-	rejected rejections
-	log      hclog.Logger
-	now      func() time.Time
-	created  int64
+	creds   []*credState
+	byName  map[string]*credState
+	routes  []Route
+	aliases map[string]string
+	keys    [][sha256.Size]byte
+	maxBody int64
+	maxResp int64
+	timeout time.Duration
+	// writeTimeout bounds each write to the client (deadline.go).
+	writeTimeout time.Duration
+	snapshot     func() Gate
+	settings     func() Settings
+	record       func(domain.Outcome)
+	watched      func(string, int) bool
+	metrics      Metrics
+	rejected     rejections
+	log          hclog.Logger
+	now          func() time.Time
+	created      int64
 
 	transport *http.Transport
 	bufs      sync.Pool // *bytes.Buffer for upstream bodies
@@ -171,6 +178,7 @@ func New(d Deps) (*Proxy, error) {
 		maxBody:      d.MaxBodyBytes,
 		maxResp:      d.MaxResponseBytes,
 		timeout:      d.RequestTimeout,
+		writeTimeout: d.WriteTimeout,
 		snapshot:     d.Snapshot,
 		settings:     d.Settings,
 		record:       d.Record,
@@ -294,8 +302,8 @@ func validate(d Deps) error {
 			errs = append(errs, fmt.Errorf("proxy: route %d (%s): weight %d is negative", i, r.Model, r.Weight))
 		}
 	}
-	if d.MaxBodyBytes < 0 || d.MaxResponseBytes < 0 || d.RequestTimeout < 0 {
-		errs = append(errs, errors.New("proxy: body limits and request timeout must not be negative"))
+	if d.MaxBodyBytes < 0 || d.MaxResponseBytes < 0 || d.RequestTimeout < 0 || d.WriteTimeout < 0 {
+		errs = append(errs, errors.New("proxy: body limits and timeouts must not be negative"))
 	}
 	return errors.Join(errs...)
 }
