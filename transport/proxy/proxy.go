@@ -158,6 +158,8 @@ type Proxy struct {
 	mu      sync.Mutex // serialises table rebuilds and learned-model updates
 	learned map[string][]string
 	pairs   sync.Map // domain.Key -> *usage, kept across rebuilds
+	// lazyPairs counts the pairs kept for models only clients name.
+	lazyPairs atomic.Int64
 
 	refresh      time.Duration
 	fetchTimeout time.Duration

@@ -113,8 +113,13 @@ type table struct {
 	models    []string
 }
 
-// maxLazyPools bounds the pools kept for models named only by clients.
-const maxLazyPools = 4096
+// maxLazyPools bounds the pools kept for models named only by clients
+// (per table), maxLazyPairs the rate windows kept for their pairs (across
+// tables: a table is rebuilt whenever proxy credentials learn models).
+const (
+	maxLazyPools = 4096
+	maxLazyPairs = 16384
+)
 
 // rebuild builds a new table from the routes and the learned models and
 // swaps it in. Rate-limit windows survive, round-robin counters restart.
@@ -162,7 +167,7 @@ func (p *Proxy) rebuild() {
 		for _, c := range t.anyModel {
 			specs = append(specs, candidateSpec{cred: c})
 		}
-		t.pools[model] = p.newPool(model, specs)
+		t.pools[model] = p.newPool(model, specs, false)
 	}
 	t.models = slices.Sorted(func(yield func(string) bool) {
 		for m := range t.pools {
@@ -182,7 +187,7 @@ type candidateSpec struct {
 	rpm, tpm int
 }
 
-func (p *Proxy) newPool(model string, specs []candidateSpec) *pool {
+func (p *Proxy) newPool(model string, specs []candidateSpec, lazy bool) *pool {
 	specs = dedupe(specs)
 	pl := &pool{model: model, cands: make([]candidate, len(specs))}
 	// Primaries first, then fallbacks, each in config order.
@@ -210,7 +215,7 @@ func (p *Proxy) newPool(model string, specs []candidateSpec) *pool {
 			}
 			c.send, _ = json.Marshal(up)
 		}
-		c.pair = newLimits(s.rpm, s.tpm, p.pairUsage(domain.Key{Credential: s.cred.name, Model: model}))
+		c.pair = newLimits(s.rpm, s.tpm, p.pairUsage(domain.Key{Credential: s.cred.name, Model: model}, lazy))
 		c.label = safeHeaderValue(s.cred.name + "/" + model)
 		c.okTrail = []string{c.label + "=" + string(domain.ClassOK)}
 		if !s.cred.fallback {
@@ -234,9 +239,22 @@ func dedupe(specs []candidateSpec) []candidateSpec {
 }
 
 // pairUsage returns the windows of a pair, created once and kept across
-// rebuilds.
-func (p *Proxy) pairUsage(k domain.Key) *usage {
-	v, _ := p.pairs.LoadOrStore(k, &usage{})
+// rebuilds. The pairs of models only clients name (lazy) are kept while
+// there are fewer than maxLazyPairs of them; past that, a made-up model's
+// windows live only as long as its pool, so clients inventing names cannot
+// grow memory without bound. Such pairs have no limits of their own; the
+// windows only feed Usage.
+func (p *Proxy) pairUsage(k domain.Key, lazy bool) *usage {
+	if v, ok := p.pairs.Load(k); ok {
+		return v.(*usage)
+	}
+	if lazy && p.lazyPairs.Load() >= maxLazyPairs {
+		return &usage{}
+	}
+	v, loaded := p.pairs.LoadOrStore(k, &usage{})
+	if lazy && !loaded {
+		p.lazyPairs.Add(1)
+	}
 	return v.(*usage)
 }
 
@@ -257,9 +275,8 @@ func (p *Proxy) poolFor(model string) *pool {
 	for _, c := range t.anyModel {
 		specs = append(specs, candidateSpec{cred: c})
 	}
-	p.mu.Lock()
-	pl := p.newPool(model, specs)
-	p.mu.Unlock()
+	// No lock: newPool reads only the immutable specs and the pairs map.
+	pl := p.newPool(model, specs, true)
 	if t.lazyCount.Load() >= maxLazyPools {
 		return pl // served, but not kept
 	}

@@ -1,0 +1,44 @@
+package proxy
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// With no models configured every credential serves any name a client
+// sends. The pools and rate windows kept for such names are bounded, so
+// clients inventing names cannot grow memory without end; a name past the
+// bounds is still served.
+func TestModelsNamedByClientsAreBounded(t *testing.T) {
+	var creds []Credential
+	for i := range 4 {
+		creds = append(creds, Credential{Name: fmt.Sprintf("c%d", i), Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1"})
+	}
+	p, err := New(Deps{Credentials: creds, MasterKey: "k", Clock: func() time.Time { return testNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	names := maxLazyPools + 100
+	for i := range names {
+		if pl := p.poolFor(fmt.Sprintf("made-up-%d", i)); pl == nil || len(pl.cands) != 4 {
+			t.Fatalf("name %d is not served by every credential: %+v", i, pl)
+		}
+	}
+	if again, first := p.poolFor("made-up-0"), p.poolFor("made-up-0"); again != first {
+		t.Fatal("a kept name's pool is built anew")
+	}
+	kept := 0
+	p.pairs.Range(func(any, any) bool { kept++; return true })
+	if kept > maxLazyPairs || p.table.Load().lazyCount.Load() > maxLazyPools {
+		t.Fatalf("%d pairs and %d pools kept for %d names; bounds %d and %d",
+			kept, p.table.Load().lazyCount.Load(), names, maxLazyPairs, maxLazyPools)
+	}
+	// Past the bounds a name gets a pool of its own each time, with
+	// windows nobody keeps.
+	last := fmt.Sprintf("made-up-%d", names-1)
+	if a, b := p.poolFor(last), p.poolFor(last); a == b || a.cands[0].pair.use == b.cands[0].pair.use {
+		t.Fatal("a name past the bounds was kept")
+	}
+}
