@@ -18,9 +18,12 @@ const (
 )
 
 // relay streams a 2xx event-stream response. Nothing reaches the client
-// until the first data event has arrived, so a stream that fails before
-// that (no bytes, a dropped connection, an in-band error event, the
-// budget) fails over like any other attempt and the client never sees it.
+// until the first data event has arrived (for chat and completions: the
+// first chunk with content, since leading chunks such as the role-only
+// delta carry nothing to show), so a stream that fails before that (no
+// bytes, a dropped connection, an in-band error event, the budget, or an
+// empty completion: the stream ends before any content) fails over like
+// any other attempt and the client never sees it.
 // From the first byte on the stream is committed: chunks are relayed and
 // flushed as they come, and a failure ends the stream with an SSE error
 // event.
@@ -32,17 +35,17 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 	buf := *bp
 
 	budget := p.armBudget(rq, cancel)
-	n, end, err := readFirstEvent(resp.Body, buf)
+	n, end, err := readFirstEvent(resp.Body, buf, rq.ep)
 	if stopTimer(budget) {
 		class, budgetOut := failureClass(r, ctx, context.Cause(ctx))
 		h.class = class
 		return p.fail(rq, h, budgetOut)
 	}
+	if end == endedEmpty || (end < 0 && errors.Is(err, io.EOF) && !hasContentEvent(buf[:n], rq.ep)) {
+		h.status, h.class, h.msg = resp.StatusCode, domain.ClassEmptyCompletion, "stream ended before any content"
+		return p.fail(rq, h, false)
+	}
 	if end < 0 {
-		if errors.Is(err, io.EOF) && n == 0 {
-			h.status, h.class, h.msg = resp.StatusCode, domain.ClassEmptyCompletion, "stream ended before any event"
-			return p.fail(rq, h, false)
-		}
 		if !errors.Is(err, io.EOF) {
 			class, budgetOut := failureClass(r, ctx, err)
 			h.class, h.msg = class, "stream failed before its first event"
@@ -113,15 +116,20 @@ func (p *Proxy) finishStream(w http.ResponseWriter, r *http.Request, rq *request
 	p.report(rq, hp, len(rq.hops), false)
 }
 
+// endedEmpty is readFirstEvent's end for a stream that finished ([DONE])
+// before any content.
+const endedEmpty = -2
+
 // readFirstEvent reads until buf holds a complete event with data (comment
-// lines such as keep-alives do not count), up to firstEventMax bytes. end
-// is where that event ends, or -1.
-func readFirstEvent(body io.Reader, buf []byte) (n, end int, err error) {
+// lines such as keep-alives do not count; for chat and completions, chunks
+// without content do not either), up to firstEventMax bytes. end is where
+// that event ends, endedEmpty, or -1.
+func readFirstEvent(body io.Reader, buf []byte, ep endpoint) (n, end int, err error) {
 	for {
 		var m int
 		m, err = body.Read(buf[n:])
 		n += m
-		if end = firstDataEventEnd(buf[:n]); end >= 0 {
+		if end = firstDataEventEnd(buf[:n], ep); end >= 0 || end == endedEmpty {
 			return n, end, nil
 		}
 		if n >= firstEventMax {
@@ -134,19 +142,60 @@ func readFirstEvent(body io.Reader, buf []byte) (n, end int, err error) {
 }
 
 // firstDataEventEnd returns the end of the first complete event that has a
-// non-comment line, or -1.
-func firstDataEventEnd(b []byte) int {
+// non-comment line (for chat and completions, that is not a chunk without
+// content), endedEmpty when the stream's [DONE] came first, or -1.
+func firstDataEventEnd(b []byte, ep endpoint) int {
 	off := 0
 	for {
 		i, sep := eventBoundary(b[off:])
 		if i < 0 {
 			return -1
 		}
-		if hasDataLine(b[off : off+i]) {
-			return off + i + sep
+		ev := b[off : off+i]
+		if hasDataLine(ev) {
+			switch data := eventData(ev); {
+			case ep&(epChat|epCompletions) == 0:
+				return off + i + sep
+			case string(data) == "[DONE]":
+				return endedEmpty
+			case !contentless(ep, data):
+				return off + i + sep
+			}
 		}
 		off += i + sep
 	}
+}
+
+// hasContentEvent reports whether b, a stream's start that ended without
+// a terminator, holds an event worth relaying.
+func hasContentEvent(b []byte, ep endpoint) bool {
+	if ep&(epChat|epCompletions) == 0 {
+		return len(bytes.TrimSpace(b)) > 0
+	}
+	for ev := range bytes.SplitSeq(b, []byte("\n\n")) {
+		if hasDataLine(ev) && !contentless(ep, eventData(ev)) && string(eventData(ev)) != "[DONE]" {
+			return true
+		}
+	}
+	return false
+}
+
+// contentless reports whether a chat or completions chunk shows nothing:
+// its choices (present) carry no text, content, tool calls, refusal or
+// audio, like the role-only first delta or a bare finish_reason. A chunk
+// of another shape counts as content.
+func contentless(ep endpoint, data []byte) bool {
+	return len(data) > 0 && data[0] == '{' && emptyCompletion(ep, data)
+}
+
+// eventData returns the payload of an event's first data line.
+func eventData(ev []byte) []byte {
+	for line := range bytes.SplitSeq(ev, []byte("\n")) {
+		if d, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
+			return bytes.TrimSpace(d)
+		}
+	}
+	return nil
 }
 
 // eventBoundary finds the blank line that ends an event.

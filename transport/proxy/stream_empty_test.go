@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"testing"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// A chat stream that ends before any content (the role-only first delta,
+// a bare finish_reason, even the usage chunk) is an empty completion: it
+// fails over before a byte reaches the client, like a 200 with no content.
+func TestEmptyStreamFailsOver(t *testing.T) {
+	role := sse(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`)
+	finish := sse(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)
+	usage := sse(`{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":0,"total_tokens":3}}`)
+	a := newUpstream(t, step{events: []string{role, finish, usage, "data: [DONE]\n\n"}})
+	b := newUpstream(t, step{events: []string{role, chunk("ok"), "data: [DONE]\n\n"}})
+	f := newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), nil)
+	resp, body := f.post("/v1/chat/completions", streamReq)
+	if resp.StatusCode != 200 || body != role+chunk("ok")+"data: [DONE]\n\n" {
+		t.Fatalf("status %d body %q: the client must see b's whole stream, role chunk included, and none of a's", resp.StatusCode, body)
+	}
+	if want := "a/gpt-4o=" + string(domain.ClassEmptyCompletion) + "; b/gpt-4o=ok"; resp.Header.Get(hdrTrail) != want {
+		t.Errorf("trail %q, want %q", resp.Header.Get(hdrTrail), want)
+	}
+	// Cut off after the role chunk, without [DONE]: empty too.
+	c := newUpstream(t, step{events: []string{role}})
+	d := newUpstream(t, step{events: []string{chunk("ok"), "data: [DONE]\n\n"}})
+	f = newFixture(t, []Credential{cred("c", c), cred("d", d)}, routesFor("gpt-4o", "c", "d"), nil)
+	resp, body = f.post("/v1/chat/completions", streamReq)
+	if resp.StatusCode != 200 || body != chunk("ok")+"data: [DONE]\n\n" {
+		t.Fatalf("status %d body %q after a stream that stopped after its role chunk", resp.StatusCode, body)
+	}
+}
+
+// Chunks that only look empty to the check stay content: a tool call, and
+// a chunk of a shape it does not know.
+func TestContentlessChunks(t *testing.T) {
+	for data, want := range map[string]bool{
+		`{"choices":[{"delta":{"role":"assistant","content":""}}]}`:                    true,
+		`{"choices":[{"delta":{},"finish_reason":"length"}]}`:                          true,
+		`{"choices":[],"usage":{"total_tokens":3}}`:                                    true,
+		`{"choices":[{"delta":{"content":"hi"}}]}`:                                     false,
+		`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}}]}`: false,
+		`{"choices":[{"text":"completion text"}]}`:                                     false,
+		`{"error":{"message":"overloaded"}}`:                                           false,
+		`{"object":"something.else"}`:                                                  false,
+		`[DONE]`:                                                                       false,
+	} {
+		if got := contentless(epChat, []byte(data)); got != want {
+			t.Errorf("contentless(%s) = %v, want %v", data, got, want)
+		}
+	}
+}
