@@ -10,27 +10,36 @@ import (
 // reads a request, so with write_timeout 60 s a stream that runs for two
 // minutes, or a failover that waits out several slow upstreams, would be
 // cut off. Those waits are bounded by request_timeout and time_budget;
-// what the write timeout is for is a client that stops reading, and that
-// is caught by renewing the deadline before every write.
+// what the write timeout is for is a client that stops reading. So before
+// a write, when less than half the timeout is left, the deadline is pushed
+// to a full timeout from now: every write has at least half of it, and a
+// quick answer (the common case) touches no deadline at all.
 type deadlineWriter struct {
 	http.ResponseWriter
-	rc *http.ResponseController
-	d  time.Duration
+	d     time.Duration
+	armed time.Time // when the current deadline was set
 }
 
-// withWriteDeadlines returns w renewing the write deadline before every
-// write; with no timeout it returns w. The deadline the server armed may
-// pass while the failover loop waits: that is harmless, since nothing is
-// written before the first renewal, and a deadline renewed into the future
-// holds again.
+// withWriteDeadlines returns w renewing the write deadline as it writes;
+// with no timeout it returns w. The deadline the server armed may pass
+// while the failover loop waits: that is harmless, since nothing is
+// written before a renewal, and a deadline moved into the future holds
+// again.
 func withWriteDeadlines(w http.ResponseWriter, d time.Duration) http.ResponseWriter {
 	if d <= 0 {
 		return w
 	}
-	return &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), d: d}
+	return &deadlineWriter{ResponseWriter: w, d: d, armed: time.Now()}
 }
 
-func (w *deadlineWriter) renew() { _ = w.rc.SetWriteDeadline(time.Now().Add(w.d)) }
+func (w *deadlineWriter) renew() {
+	now := time.Now()
+	if now.Sub(w.armed) < w.d/2 {
+		return
+	}
+	w.armed = now
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(now.Add(w.d))
+}
 
 func (w *deadlineWriter) WriteHeader(code int) {
 	w.renew()
