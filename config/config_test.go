@@ -129,3 +129,25 @@ func golden(t *testing.T, file, got string) {
 		t.Errorf("%s differs (run go test ./config -update after checking):\n--- got\n%s--- want\n%s", file, got, want)
 	}
 }
+
+// events.creds_file names a readable file for an external cluster.
+func TestEventsCredsFile(t *testing.T) {
+	dir := t.TempDir()
+	creds := filepath.Join(dir, "router.creds")
+	if err := os.WriteFile(creds, []byte("-----BEGIN NATS USER JWT-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(path string) []byte {
+		return []byte("server:\n  master_key: sk-master\ncredentials:\n  - name: a\n    type: openai\n    api_key: k\n" +
+			"    base_url: http://a.example\nevents:\n  nats_url: nats://127.0.0.1:4222\n  creds_file: " + path + "\n")
+	}
+	noEnv := func(string) (string, bool) { return "", false }
+	cfg, err := config.Parse(doc(creds), noEnv)
+	if err != nil || cfg.Events.CredsFile != creds {
+		t.Fatalf("Parse = %v; creds_file %q", err, cfg.Events.CredsFile)
+	}
+	if _, err := config.Parse(doc(dir), noEnv); err == nil || !strings.Contains(err.Error(), "events.creds_file") ||
+		!strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("a directory as creds_file: %v", err)
+	}
+}

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +50,9 @@ type Events struct {
 	MaxBytes int64 `yaml:"max_bytes"`
 	// Replicas of the stream, 1..5; more than 1 needs an external cluster.
 	Replicas int `yaml:"replicas"`
+	// CredsFile is a NATS credentials file (user JWT and NKey seed) for an
+	// external cluster that requires one; empty for none.
+	CredsFile string `yaml:"creds_file,omitempty"`
 }
 
 // Embedded reports whether the router runs its own nats-server.
@@ -121,6 +126,16 @@ func buildEvents(c *checker, f fileEvents) Events {
 	e.MaxAge = c.duration(p+"max_age", f.MaxAge, DefaultMaxAge)
 	if e.MaxBytes = c.size(p+"max_bytes", f.MaxBytes, DefaultMaxBytes); e.MaxBytes == 0 {
 		c.add(p+"max_bytes", "0 is invalid; use -1 for unlimited or a positive size")
+	}
+	if e.CredsFile = strings.TrimSpace(f.CredsFile); e.CredsFile != "" {
+		switch st, err := os.Stat(e.CredsFile); {
+		case e.NATSURL == "":
+			c.add(p+"creds_file", "is only used with events.nats_url; the embedded server needs no credentials")
+		case err != nil:
+			c.add(p+"creds_file", "%q cannot be read: %v", e.CredsFile, errors.Unwrap(err))
+		case st.IsDir():
+			c.add(p+"creds_file", "%q is a directory, not a NATS credentials file", e.CredsFile)
+		}
 	}
 	var ok bool
 	if e.Replicas, ok = c.integer(p+"replicas", f.Replicas, 1); ok {

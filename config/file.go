@@ -76,13 +76,14 @@ type fileMonitoring struct {
 }
 
 type fileEvents struct {
-	StoreDir string `yaml:"store_dir"`
-	Storage  string `yaml:"storage"`
-	NATSURL  string `yaml:"nats_url"`
-	Listen   string `yaml:"listen"`
-	MaxAge   string `yaml:"max_age"`
-	MaxBytes string `yaml:"max_bytes"`
-	Replicas string `yaml:"replicas"`
+	StoreDir  string `yaml:"store_dir"`
+	Storage   string `yaml:"storage"`
+	NATSURL   string `yaml:"nats_url"`
+	Listen    string `yaml:"listen"`
+	MaxAge    string `yaml:"max_age"`
+	MaxBytes  string `yaml:"max_bytes"`
+	Replicas  string `yaml:"replicas"`
+	CredsFile string `yaml:"creds_file"`
 }
 
 type fileFallback struct {

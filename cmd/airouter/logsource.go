@@ -103,7 +103,7 @@ func pickSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger h
 func openConfigSource(ctx context.Context, cfg *config.Config, logger hclog.Logger) (*logSource, error) {
 	e := cfg.Events
 	if e.NATSURL != "" {
-		return openReader(ctx, eventlog.ReaderOptions{NatsURL: e.NATSURL, Logger: logger}, "events.nats_url")
+		return openReader(ctx, eventlog.ReaderOptions{NatsURL: e.NATSURL, CredsFile: e.CredsFile, Logger: logger}, "events.nats_url")
 	}
 	if e.Listen != "" {
 		pctx, cancel := context.WithTimeout(ctx, listenProbeTimeout)
@@ -131,7 +131,7 @@ func liveSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger h
 	case cfg == nil:
 		return nil, errors.New("say where the live log is: -config FILE or -nats URL")
 	case cfg.Events.NATSURL != "":
-		return openReader(ctx, eventlog.ReaderOptions{NatsURL: cfg.Events.NATSURL, Logger: logger}, "events.nats_url")
+		return openReader(ctx, eventlog.ReaderOptions{NatsURL: cfg.Events.NATSURL, CredsFile: cfg.Events.CredsFile, Logger: logger}, "events.nats_url")
 	case cfg.Events.Listen != "":
 		return openReader(ctx, eventlog.ReaderOptions{NatsURL: listenURL(cfg.Events.Listen), Logger: logger}, "events.listen "+cfg.Events.Listen)
 	}

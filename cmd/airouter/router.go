@@ -90,14 +90,15 @@ func logOptions(cfg *config.Config, logger hclog.Logger) eventlog.Options {
 		storeDir = "" // an external cluster keeps the log; nothing is stored here
 	}
 	return eventlog.Options{
-		StoreDir: storeDir,
-		Storage:  e.Storage,
-		NatsURL:  e.NATSURL,
-		Listen:   e.Listen,
-		MaxAge:   e.MaxAge,
-		MaxBytes: maxBytes,
-		Replicas: e.Replicas,
-		Logger:   logger,
+		StoreDir:  storeDir,
+		Storage:   e.Storage,
+		NatsURL:   e.NATSURL,
+		CredsFile: e.CredsFile,
+		Listen:    e.Listen,
+		MaxAge:    e.MaxAge,
+		MaxBytes:  maxBytes,
+		Replicas:  e.Replicas,
+		Logger:    logger,
 	}
 }
 
