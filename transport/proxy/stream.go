@@ -183,9 +183,20 @@ func hasContentEvent(b []byte, ep endpoint) bool {
 // contentless reports whether a chat or completions chunk shows nothing:
 // its choices (present) carry no text, content, tool calls, refusal or
 // audio, like the role-only first delta or a bare finish_reason. A chunk
-// of another shape counts as content.
+// of another shape counts as content, and so does a reasoning delta
+// (reasoning_content or reasoning, as reasoning models stream before
+// their answer): holding those back would hold the whole reasoning.
 func contentless(ep endpoint, data []byte) bool {
-	return len(data) > 0 && data[0] == '{' && emptyCompletion(ep, data)
+	if len(data) == 0 || data[0] != '{' || !emptyCompletion(ep, data) {
+		return false
+	}
+	reasoning := false
+	elements(field(data, "choices"), func(vs, ve int) bool {
+		delta := field(field(data, "choices")[vs:ve], "delta")
+		reasoning = nonEmpty(field(delta, "reasoning_content")) || nonEmpty(field(delta, "reasoning"))
+		return !reasoning
+	})
+	return !reasoning
 }
 
 // eventData returns the payload of an event's first data line.

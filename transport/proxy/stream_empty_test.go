@@ -45,7 +45,10 @@ func TestContentlessChunks(t *testing.T) {
 		`{"choices":[{"text":"completion text"}]}`:                                     false,
 		`{"error":{"message":"overloaded"}}`:                                           false,
 		`{"object":"something.else"}`:                                                  false,
-		`[DONE]`:                                                                       false,
+		`{"choices":[{"delta":{"content":null,"reasoning_content":"Let me think"}}]}`:  false,
+		`{"choices":[{"delta":{"reasoning":"step 1"}}]}`:                               false,
+		`{"choices":[{"delta":{"role":"assistant","reasoning_content":null}}]}`:        true,
+		`[DONE]`: false,
 	} {
 		if got := contentless(epChat, []byte(data)); got != want {
 			t.Errorf("contentless(%s) = %v, want %v", data, got, want)
