@@ -151,3 +151,27 @@ func TestEventsCredsFile(t *testing.T) {
 		t.Fatalf("a directory as creds_file: %v", err)
 	}
 }
+
+// A creds_file read from an unset variable is said, not dropped silently,
+// and a bad nats_url does not make a good creds_file look misplaced.
+func TestEventsCredsFileFromTheEnvironment(t *testing.T) {
+	doc := []byte("server:\n  master_key: sk-master\ncredentials:\n  - name: a\n    type: openai\n    api_key: k\n" +
+		"    base_url: http://a.example\nevents:\n  nats_url: nats://127.0.0.1:4222\n  creds_file: os.environ/AIROUTER_TEST_CREDS\n")
+	cfg, err := config.Parse(doc, func(string) (string, bool) { return "", false })
+	if err != nil || cfg.Events.CredsFile != "" {
+		t.Fatalf("Parse = %v, creds_file %q", err, cfg.Events.CredsFile)
+	}
+	if !strings.Contains(strings.Join(cfg.Warnings, "\n"), "events.creds_file") {
+		t.Fatalf("no warning names events.creds_file: %q", cfg.Warnings)
+	}
+	creds := filepath.Join(t.TempDir(), "router.creds")
+	if err := os.WriteFile(creds, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte("server:\n  master_key: sk-master\ncredentials:\n  - name: a\n    type: openai\n    api_key: k\n" +
+		"    base_url: http://a.example\nevents:\n  nats_url: http://not-nats\n  creds_file: " + creds + "\n")
+	_, err = config.Parse(bad, func(string) (string, bool) { return "", false })
+	if err == nil || !strings.Contains(err.Error(), "events.nats_url") || strings.Contains(err.Error(), "events.creds_file") {
+		t.Fatalf("a bad nats_url with a good creds_file: %v", err)
+	}
+}

@@ -127,9 +127,9 @@ func buildEvents(c *checker, f fileEvents) Events {
 	if e.MaxBytes = c.size(p+"max_bytes", f.MaxBytes, DefaultMaxBytes); e.MaxBytes == 0 {
 		c.add(p+"max_bytes", "0 is invalid; use -1 for unlimited or a positive size")
 	}
-	if e.CredsFile = strings.TrimSpace(f.CredsFile); e.CredsFile != "" {
+	if e.CredsFile = strings.TrimSpace(f.CredsFile); c.given(p+"creds_file", e.CredsFile) {
 		switch st, err := os.Stat(e.CredsFile); {
-		case e.NATSURL == "":
+		case strings.TrimSpace(f.NATSURL) == "":
 			c.add(p+"creds_file", "is only used with events.nats_url; the embedded server needs no credentials")
 		case err != nil:
 			c.add(p+"creds_file", "%q cannot be read: %v", e.CredsFile, errors.Unwrap(err))

@@ -32,6 +32,10 @@ func TestWriteTimeoutDoesNotCutLongResponses(t *testing.T) {
 			time.Sleep(100 * time.Millisecond)
 		}
 		fmt.Fprint(w, "data: [DONE]\n\n")
+		_ = rc.Flush()
+		// Some upstreams hold the connection a while after [DONE]; the
+		// end of the response still reaches the client.
+		time.Sleep(500 * time.Millisecond)
 	}))
 	t.Cleanup(slow.Close)
 	up := &upstream{Server: slow}
@@ -39,7 +43,7 @@ func TestWriteTimeoutDoesNotCutLongResponses(t *testing.T) {
 	cfg.Server.WriteTimeout = 400 * time.Millisecond
 	r := start(t, cfg)
 
-	// A stream of ~800 ms through a 400 ms write timeout.
+	// A stream of ~1.3 s through a 400 ms write timeout.
 	req, _ := http.NewRequest(http.MethodPost, r.url+"/v1/chat/completions?stream",
 		strings.NewReader(`{"model":"gpt-test","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
 	req.Header.Set("Authorization", "Bearer "+testMasterKey)
@@ -59,7 +63,7 @@ func TestWriteTimeoutDoesNotCutLongResponses(t *testing.T) {
 		}
 	}
 	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || got != events || !done {
+	if resp.StatusCode != http.StatusOK || got != events || !done || sc.Err() != nil {
 		t.Fatalf("stream: status %d, %d of %d events, [DONE] %v (err %v)", resp.StatusCode, got, events, done, sc.Err())
 	}
 

@@ -85,11 +85,12 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 
 // failsOverIfWatched: a client error the credential's Fail2Ban codes watch
 // is the credential's failure (a reseller signalling a blocked account with
-// 400), so it fails over, as it also counts towards the credential's ban.
-// That holds for a content-policy refusal too: with its status watched the
-// operator has said this credential's refusals are its own.
+// 400), so it fails over. A content-policy refusal never does: it is about
+// the prompt, not the credential, and failing it over would send a refused
+// prompt to every credential, and count it towards every one's ban, only
+// to answer 502 instead of the refusal.
 func failsOverIfWatched(c domain.Class) bool {
-	return c == domain.ClassClientError || c == domain.ClassModelNotFound || c == domain.ClassContentPolicy
+	return c == domain.ClassClientError || c == domain.ClassModelNotFound
 }
 
 // upstreamRequest builds the request for one candidate: the client's

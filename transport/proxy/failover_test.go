@@ -147,16 +147,17 @@ func TestWatchedClientErrorFailsOver(t *testing.T) {
 	if resp, _ := f2.post("/v1/chat/completions", chatReq); resp.StatusCode != 400 {
 		t.Errorf("unwatched 400: status %d, want it passed through", resp.StatusCode)
 	}
-	// A content-policy refusal with a watched status is the credential's
-	// failure too (it counts towards its ban), so it fails over.
+	// A content-policy refusal is about the prompt: passed through even
+	// with its status watched.
 	refusal := `{"error":{"message":"Your request was rejected by our content policy","code":"content_policy_violation"}}`
 	a3 := newUpstream(t, step{status: 400, body: refusal})
-	f3 := newFixture(t, []Credential{cred("a", a3), cred("b", newUpstream(t))}, routesFor("gpt-4o", "a", "b"), func(d *Deps) {
+	b3 := newUpstream(t)
+	f3 := newFixture(t, []Credential{cred("a", a3), cred("b", b3)}, routesFor("gpt-4o", "a", "b"), func(d *Deps) {
 		d.Watched = policy.Watched
 	})
-	resp, _ = f3.post("/v1/chat/completions", chatReq)
-	if resp.StatusCode != 200 || resp.Header.Get(hdrTrail) != "a/gpt-4o=content_policy; b/gpt-4o=ok" {
-		t.Errorf("watched content-policy 400: status %d trail %q, want a failover", resp.StatusCode, resp.Header.Get(hdrTrail))
+	resp, body := f3.post("/v1/chat/completions", chatReq)
+	if resp.StatusCode != 400 || body != refusal || b3.count() != 0 {
+		t.Errorf("watched content-policy 400: status %d body %q, b called %d times; want it passed through", resp.StatusCode, body, b3.count())
 	}
 }
 

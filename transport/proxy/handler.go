@@ -46,6 +46,11 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // hands it to the failover loop.
 func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	w = withWriteDeadlines(w, p.writeTimeout)
+	if dw, ok := w.(*deadlineWriter); ok {
+		// net/http writes the end of the response (a stream's last
+		// chunk marker) after the handler returns, past the wrapper.
+		defer dw.renew()
+	}
 	msg, master, ok := p.authorize(r)
 	if !ok {
 		writeError(w, ep, http.StatusUnauthorized, msg, "invalid_api_key", nil)

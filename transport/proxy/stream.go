@@ -23,7 +23,11 @@ const (
 // delta carry nothing to show), so a stream that fails before that (no
 // bytes, a dropped connection, an in-band error event, the budget, or an
 // empty completion: the stream ends before any content) fails over like
-// any other attempt and the client never sees it.
+// any other attempt and the client never sees it. The time budget stops at
+// the upstream's first data event, contentless or not: a reasoning model
+// may send its role chunk and then think for minutes, and a stream that
+// has started is not cut (the client, as for a non-streamed answer, gets
+// its headers with the first content).
 // From the first byte on the stream is committed: chunks are relayed and
 // flushed as they come, and a failure ends the stream with an SSE error
 // event.
@@ -35,11 +39,14 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 	buf := *bp
 
 	budget := p.armBudget(rq, cancel)
-	n, end, err := readFirstEvent(resp.Body, buf, rq.ep)
+	n, end, err := readFirstEvent(resp.Body, buf, 0, 0)
 	if stopTimer(budget) {
 		class, budgetOut := failureClass(r, ctx, context.Cause(ctx))
 		h.class = class
 		return p.fail(rq, h, budgetOut)
+	}
+	if end >= 0 && rq.ep&(epChat|epCompletions) != 0 {
+		n, end, err = readFirstEvent(resp.Body, buf, n, rq.ep)
 	}
 	if end == endedEmpty || (end < 0 && errors.Is(err, io.EOF) && !hasContentEvent(buf[:n], rq.ep)) {
 		h.status, h.class, h.msg = resp.StatusCode, domain.ClassEmptyCompletion, "stream ended before any content"
@@ -120,11 +127,15 @@ func (p *Proxy) finishStream(w http.ResponseWriter, r *http.Request, rq *request
 // before any content.
 const endedEmpty = -2
 
-// readFirstEvent reads until buf holds a complete event with data (comment
-// lines such as keep-alives do not count; for chat and completions, chunks
-// without content do not either), up to firstEventMax bytes. end is where
-// that event ends, endedEmpty, or -1.
-func readFirstEvent(body io.Reader, buf []byte, ep endpoint) (n, end int, err error) {
+// readFirstEvent reads on from the n bytes already in buf until it holds a
+// complete event with data (comment lines such as keep-alives do not
+// count; with ep chat or completions, chunks without content do not
+// either), up to firstEventMax bytes. end is where that event ends,
+// endedEmpty, or -1.
+func readFirstEvent(body io.Reader, buf []byte, n int, ep endpoint) (_, end int, err error) {
+	if end = firstDataEventEnd(buf[:n], ep); end >= 0 || end == endedEmpty {
+		return n, end, nil
+	}
 	for {
 		var m int
 		m, err = body.Read(buf[n:])
@@ -172,7 +183,13 @@ func hasContentEvent(b []byte, ep endpoint) bool {
 	if ep&(epChat|epCompletions) == 0 {
 		return len(bytes.TrimSpace(b)) > 0
 	}
-	for ev := range bytes.SplitSeq(b, []byte("\n\n")) {
+	for len(b) > 0 {
+		ev := b
+		if i, sep := eventBoundary(b); i >= 0 {
+			ev, b = b[:i], b[i+sep:]
+		} else {
+			b = nil // the last event, cut off
+		}
 		if hasDataLine(ev) && !contentless(ep, eventData(ev)) && string(eventData(ev)) != "[DONE]" {
 			return true
 		}

@@ -1,7 +1,11 @@
 package proxy
 
 import (
+	"io"
+	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/airouter/airouter/domain"
 )
@@ -53,5 +57,48 @@ func TestContentlessChunks(t *testing.T) {
 		if got := contentless(epChat, []byte(data)); got != want {
 			t.Errorf("contentless(%s) = %v, want %v", data, got, want)
 		}
+	}
+}
+
+// A reasoning model may send its role chunk and then think, silently, for
+// longer than the time budget: the stream has started and is not cut; the
+// client gets it whole once the content comes.
+func TestTimeBudgetStopsAtTheFirstChunkEvenWithoutContent(t *testing.T) {
+	const budget = 40 * time.Millisecond
+	role := sse(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`)
+	evs := []string{role, chunk("thought it through"), "data: [DONE]\n\n"}
+	up := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		_, _ = io.WriteString(w, evs[0])
+		_ = rc.Flush()
+		select { // silent thinking, past the budget
+		case <-time.After(4 * budget):
+		case <-r.Context().Done():
+			return
+		}
+		for _, ev := range evs[1:] {
+			_, _ = io.WriteString(w, ev)
+			_ = rc.Flush()
+		}
+	})
+	f := newFixture(t, []Credential{credAt("a", up.URL)}, routesFor("gpt-4o", "a"), func(d *Deps) {
+		d.Clock = nil // the budget runs on the real clock
+	})
+	f.set.TimeBudget = domain.Duration(budget)
+	resp, body := f.bounded("/v1/chat/completions", streamReq)
+	if resp.StatusCode != 200 || body != strings.Join(evs, "") {
+		t.Fatalf("status %d body %q, want the whole stream", resp.StatusCode, body)
+	}
+}
+
+// A stream cut off right after a content event that lacks its blank line,
+// with CRLF line ends, is content, not an empty completion.
+func TestCutOffStreamWithCRLFIsRelayed(t *testing.T) {
+	role := "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\r\n\r\n"
+	content := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\r\n"
+	if !hasContentEvent([]byte(role+content), epChat) || hasContentEvent([]byte(role), epChat) {
+		t.Fatal("hasContentEvent misreads CRLF events")
 	}
 }
