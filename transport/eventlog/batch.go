@@ -41,9 +41,14 @@ func eventsIn(subject string, data []byte) int {
 	if !batchable(subject) {
 		return 1
 	}
+	return max(lines(data), 1)
+}
+
+// lines counts the non-blank lines of data.
+func lines(data []byte) int {
 	n := 0
 	eachLine(data, func([]byte) bool { n++; return true })
-	return max(n, 1)
+	return n
 }
 
 // eachLine calls fn with every non-blank line of data, in order, until fn
@@ -190,7 +195,7 @@ func (l *Log) drain(first pubItem) {
 func (l *Log) deliver(dec *domain.Decoder, subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
 	rest := 0
 	if batchable(subject) && bytes.IndexByte(data, '\n') >= 0 {
-		eachLine(data, func([]byte) bool { rest++; return true })
+		rest = lines(data)
 	}
 	if rest == 0 { // one event, or nothing usable: a skip marker
 		fn(l.decode(dec, data, domain.Pos{Seq: seq}), pending)
