@@ -208,8 +208,9 @@ func contentless(ep endpoint, data []byte) bool {
 		return false
 	}
 	reasoning := false
-	elements(field(data, "choices"), func(vs, ve int) bool {
-		delta := field(field(data, "choices")[vs:ve], "delta")
+	choices := field(data, "choices")
+	elements(choices, func(vs, ve int) bool {
+		delta := field(choices[vs:ve], "delta")
 		reasoning = nonEmpty(field(delta, "reasoning_content")) || nonEmpty(field(delta, "reasoning"))
 		return !reasoning
 	})
