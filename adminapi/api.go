@@ -23,7 +23,7 @@ import (
 // Credential is one configured credential, as /health shows it.
 type Credential struct {
 	Name       string
-	Type       string
+	Type       domain.CredentialType
 	IsFallback bool
 	// Weight is the round-robin weight; 0 means 1.
 	Weight int
@@ -66,9 +66,10 @@ type Deps struct {
 	// Credentials are the configured credentials, in config order. Bans
 	// may only name these.
 	Credentials []Credential
-	// Pairs returns the configured and learned pairs; nil means none
-	// beyond those the log names.
-	Pairs func() []Pair
+	// ConfiguredPairs are the pairs config routes. /health and /metrics
+	// show them, the models proxy credentials learned (Traffic) and the
+	// pairs the log names.
+	ConfiguredPairs []Pair
 
 	// Snapshot returns the current projection snapshot. Required.
 	Snapshot func() *projections.Snapshot
@@ -80,13 +81,6 @@ type Deps struct {
 	// Required.
 	Publish func(ctx context.Context, ev domain.Event) (uint64, error)
 
-	// Usage returns the current requests and tokens per minute of a
-	// credential (model "") or of a pair; nil reports zero.
-	Usage func(credential, model string) (rpm, tpm int)
-	// Rejections returns how many times selection skipped a candidate,
-	// by reason, since start (the proxy counts them with atomics; the
-	// metric reads them at scrape time); nil reports none.
-	Rejections func() map[string]uint64
 	// Watched reports whether Fail2Ban counts status for the credential;
 	// /health shows only those counters. Nil shows every counter.
 	Watched func(credential string, status int) bool
@@ -106,24 +100,41 @@ type Deps struct {
 	// NewID returns a fresh, unique event id for an admin change; nil uses
 	// 128 random bits.
 	NewID func() string
-	// WriteTimeout bounds an admin change from publish to applied; 0
-	// means 10 s.
-	WriteTimeout time.Duration
+	// ChangeTimeout bounds an admin change (ban, unban, settings) from
+	// publishing its event to this replica having applied it; past it the
+	// change answers 503. 0 means 10 s.
+	ChangeTimeout time.Duration
 }
 
-// defaultWriteTimeout bounds an admin change when Deps.WriteTimeout is 0.
-const defaultWriteTimeout = 10 * time.Second
+// defaultChangeTimeout bounds an admin change when Deps.ChangeTimeout is 0.
+const defaultChangeTimeout = 10 * time.Second
+
+// Traffic is what the proxy counts while it routes; *proxy.Proxy
+// satisfies it. The wiring builds the proxy after the admin API (the proxy
+// reads the API's Settings and Metrics) and hands it over with SetTraffic.
+type Traffic interface {
+	// Usage is the current requests and tokens per minute of a credential
+	// (model "") or of a pair.
+	Usage(credential, model string) (rpm, tpm int)
+	// Rejections counts, by reason, the candidates selection skipped
+	// since start.
+	Rejections() map[string]uint64
+	// Learned lists, by credential, the models proxy credentials learned
+	// from their upstream.
+	Learned() map[string][]string
+}
 
 // API serves the operators' surface. It is safe for concurrent use.
 type API struct {
-	creds     []Credential
-	byName    map[string]Credential
-	pairs     func() []Pair
+	creds      []Credential
+	byName     map[string]Credential
+	configured []Pair
+	// traffic is set once by SetTraffic, before serving; nil reports no
+	// usage, no rejections and no learned models.
+	traffic   Traffic
 	snapshot  func() *projections.Snapshot
 	waitFor   func(ctx context.Context, seq uint64) error
 	publish   func(ctx context.Context, ev domain.Event) (uint64, error)
-	usage     func(credential, model string) (int, int)
-	rejects   func() map[string]uint64
 	watched   func(credential string, status int) bool
 	logStatus func() LogStatus
 	defaults  domain.FallbackSettings
@@ -138,7 +149,6 @@ type API struct {
 	// writeMu serialises this replica's admin changes, so an unban's count
 	// and a partial settings change read the state their event replaces.
 	writeMu sync.Mutex
-	tracker banTracker
 	empty   *projections.Snapshot
 }
 
@@ -148,37 +158,25 @@ func New(d Deps) (*API, error) {
 		return nil, err
 	}
 	a := &API{
-		creds:     append([]Credential(nil), d.Credentials...),
-		byName:    make(map[string]Credential, len(d.Credentials)),
-		pairs:     d.Pairs,
-		snapshot:  d.Snapshot,
-		waitFor:   d.WaitFor,
-		publish:   d.Publish,
-		usage:     d.Usage,
-		rejects:   d.Rejections,
-		watched:   d.Watched,
-		logStatus: d.LogStatus,
-		defaults:  d.DefaultSettings,
-		master:    sha256.Sum256([]byte(d.MasterKey)),
-		registry:  d.Registry,
-		log:       d.Logger,
-		now:       d.Clock,
-		newID:     d.NewID,
-		timeout:   d.WriteTimeout,
-		tracker:   banTracker{bans: map[domain.Key]trackedBan{}},
-		empty:     projections.NewState().Snapshot(),
+		creds:      append([]Credential(nil), d.Credentials...),
+		byName:     make(map[string]Credential, len(d.Credentials)),
+		configured: append([]Pair(nil), d.ConfiguredPairs...),
+		snapshot:   d.Snapshot,
+		waitFor:    d.WaitFor,
+		publish:    d.Publish,
+		watched:    d.Watched,
+		logStatus:  d.LogStatus,
+		defaults:   d.DefaultSettings,
+		master:     sha256.Sum256([]byte(d.MasterKey)),
+		registry:   d.Registry,
+		log:        d.Logger,
+		now:        d.Clock,
+		newID:      d.NewID,
+		timeout:    d.ChangeTimeout,
+		empty:      projections.NewState().Snapshot(),
 	}
 	for _, c := range a.creds {
 		a.byName[c.Name] = c
-	}
-	if a.pairs == nil {
-		a.pairs = func() []Pair { return nil }
-	}
-	if a.usage == nil {
-		a.usage = func(string, string) (int, int) { return 0, 0 }
-	}
-	if a.rejects == nil {
-		a.rejects = func() map[string]uint64 { return nil }
 	}
 	if a.logStatus == nil {
 		a.logStatus = func() LogStatus { return LogStatus{} }
@@ -194,7 +192,7 @@ func New(d Deps) (*API, error) {
 		a.newID = randomID
 	}
 	if a.timeout <= 0 {
-		a.timeout = defaultWriteTimeout
+		a.timeout = defaultChangeTimeout
 	}
 	if a.registry == nil {
 		a.registry = prometheus.NewRegistry()
@@ -262,6 +260,44 @@ func (a *API) Settings() domain.FallbackSettings {
 		return s
 	}
 	return a.defaults
+}
+
+// SetTraffic hands the API what the proxy counts. Call it once, before
+// serving; until then (and in replay, which has no proxy) usage and
+// rejections read zero and no learned model is shown.
+func (a *API) SetTraffic(t Traffic) { a.traffic = t }
+
+func (a *API) usage(credential, model string) (rpm, tpm int) {
+	if a.traffic == nil {
+		return 0, 0
+	}
+	return a.traffic.Usage(credential, model)
+}
+
+func (a *API) rejects() map[string]uint64 {
+	if a.traffic == nil {
+		return nil
+	}
+	return a.traffic.Rejections()
+}
+
+// servedPairs are the configured pairs, then the models proxy credentials
+// learned, with the credential's weight and no pair limits.
+func (a *API) servedPairs() []Pair {
+	if a.traffic == nil {
+		return a.configured
+	}
+	learned := a.traffic.Learned()
+	if len(learned) == 0 {
+		return a.configured
+	}
+	out := append([]Pair(nil), a.configured...)
+	for _, c := range a.creds {
+		for _, m := range learned[c.Name] {
+			out = append(out, Pair{Credential: c.Name, Model: m, Weight: c.Weight, RPM: -1, TPM: -1})
+		}
+	}
+	return out
 }
 
 // Metrics are the hooks the proxy reports requests through.

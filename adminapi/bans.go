@@ -10,6 +10,7 @@ import (
 
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/projections"
+	"github.com/airouter/airouter/redact"
 )
 
 // banRequest is the body of POST /api/ban. TTL is kept raw so that a
@@ -145,13 +146,13 @@ func (a *API) commit(ctx context.Context, ev domain.Event, what string) error {
 	defer cancel()
 	seq, err := a.publish(ctx, ev)
 	if err != nil {
-		cause := domain.Redact(err.Error())
+		cause := redact.String(err.Error())
 		a.log.Error("admin change not recorded: the event log did not take it", "change", what, "error", cause)
 		return &httpError{status: http.StatusServiceUnavailable,
 			msg: fmt.Sprintf("the %s was not recorded, nothing changed: the event log did not take it: %s", what, cause)}
 	}
 	if err := a.waitFor(ctx, seq); err != nil {
-		cause := domain.Redact(err.Error())
+		cause := redact.String(err.Error())
 		a.log.Error("admin change recorded but not applied in time", "change", what, "seq", seq, "error", cause)
 		return &httpError{status: http.StatusServiceUnavailable,
 			msg: fmt.Sprintf("the %s is recorded at log position %d but not applied yet: %s", what, seq, cause)}
@@ -175,7 +176,7 @@ func parseTTL(raw json.RawMessage) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, badRequest("ttl %q is not a Go duration such as \"30m\" or \"1h30m\"", domain.RedactN(s, 64))
+		return 0, badRequest("ttl %q is not a Go duration such as \"30m\" or \"1h30m\"", redact.N(s, 64))
 	}
 	if d <= 0 {
 		return 0, badRequest("ttl %q must be positive; leave ttl out for a ban that lasts until unbanned", s)
@@ -187,7 +188,7 @@ func parseTTL(raw json.RawMessage) (time.Duration, error) {
 // when empty, unchanged when it already starts with "admin:". It is
 // redacted like any text that may carry a secret.
 func adminReason(reason string) string {
-	r := domain.Redact(strings.TrimSpace(reason))
+	r := redact.String(strings.TrimSpace(reason))
 	switch {
 	case r == "":
 		return "admin"

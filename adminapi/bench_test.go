@@ -40,14 +40,15 @@ func bigPool(b *testing.B) *rig {
 	}
 	r.publish(evs...)
 	api, err := New(Deps{
-		MasterKey: masterKey, Credentials: creds, Pairs: func() []Pair { return pairs },
+		MasterKey: masterKey, Credentials: creds, ConfiguredPairs: pairs,
 		Snapshot: r.live.Load, WaitFor: r.live.WaitFor, Publish: r.log.PublishControl,
-		Usage: r.currentUsage, LogStatus: func() LogStatus { return LogStatus{Connected: true} },
-		Clock: r.clock.Now,
+		LogStatus: func() LogStatus { return LogStatus{Connected: true} },
+		Clock:     r.clock.Now,
 	})
 	if err != nil {
 		b.Fatal(err)
 	}
+	api.SetTraffic(r)
 	r.api = api
 	return r
 }

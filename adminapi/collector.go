@@ -75,7 +75,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			banned = 1
 		}
 		emit(descCredBanned, prometheus.GaugeValue, banned, cr.Name)
-		if cr.Type == "proxy" {
+		if cr.Type == domain.CredentialProxy {
 			continue // a relay's load is its upstream's, as in the router we replace
 		}
 		rpm, tpm := a.usage(cr.Name, "")
@@ -84,7 +84,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	cooling := 0
 	for _, p := range a.knownPairs(snap) {
-		if a.byName[p.Credential].Type != "proxy" {
+		if a.byName[p.Credential].Type != domain.CredentialProxy {
 			rpm, tpm := a.usage(p.Credential, p.Model)
 			emit(descModelRPM, prometheus.GaugeValue, float64(rpm), p.Credential, p.Model)
 			emit(descModelTPM, prometheus.GaugeValue, float64(tpm), p.Credential, p.Model)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/redact"
 )
 
 // fallbackChange is the body of PUT /api/fallback: the settings to change;
@@ -78,7 +79,7 @@ func parseBudget(raw json.RawMessage) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		return 0, badRequest("time_budget %q is not a Go duration such as \"45s\"", domain.RedactN(s, 64))
+		return 0, badRequest("time_budget %q is not a Go duration such as \"45s\"", redact.N(s, 64))
 	}
 	if d < 0 {
 		return 0, badRequest("time_budget %q must not be negative (\"0s\" means no budget)", s)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/projections"
+	"github.com/airouter/airouter/redact"
 )
 
 // Health is the /health document: the shape of the router we replace
@@ -119,7 +120,7 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 	}
 	for _, c := range a.creds {
 		ch := CredentialHealth{
-			Type: c.Type, IsFallback: c.IsFallback, Weight: weight(c.Weight, 1),
+			Type: string(c.Type), IsFallback: c.IsFallback, Weight: weight(c.Weight, 1),
 			LimitRPM: limit(c.RPM), LimitTPM: limit(c.TPM),
 		}
 		ch.CurrentRPM, ch.CurrentTPM = a.usage(c.Name, "")
@@ -188,7 +189,7 @@ func (a *API) knownPairs(snap *projections.Snapshot) []Pair {
 		seen[k] = true
 		out = append(out, p)
 	}
-	for _, p := range a.pairs() {
+	for _, p := range a.servedPairs() {
 		add(p)
 	}
 	for _, k := range snap.Pairs() {
@@ -226,7 +227,7 @@ func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
 	l := LogHealth{
 		Connected: ls.Connected, AppliedSeq: snap.Seq(), LastSeq: ls.LastSeq,
 		Published: ls.Published, Dropped: ls.Dropped, Failed: ls.Failed, Pending: ls.Pending,
-		Skipped: snap.Skipped(), LastError: domain.Redact(ls.LastError),
+		Skipped: snap.Skipped(), LastError: redact.String(ls.LastError),
 	}
 	if l.LastSeq > l.AppliedSeq {
 		l.Lag = l.LastSeq - l.AppliedSeq

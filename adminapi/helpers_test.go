@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/airouter/airouter/apierror"
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/projections"
 	"github.com/airouter/airouter/transport/eventlog"
@@ -146,11 +147,11 @@ type rig struct {
 	clock *fakeClock
 	logs  *syncBuffer
 
-	mu    sync.Mutex
-	pairs []Pair
-	usage map[domain.Key][2]int
-	ids   atomic.Int64 // admin event ids
-	oids  atomic.Int64 // outcome event ids
+	mu      sync.Mutex
+	learned map[string][]string
+	usage   map[domain.Key][2]int
+	ids     atomic.Int64 // admin event ids
+	oids    atomic.Int64 // outcome event ids
 }
 
 func newRig(t testing.TB) *rig {
@@ -168,7 +169,6 @@ func newRig(t testing.TB) *rig {
 	r := &rig{
 		t: t, ctx: ctx, log: l, live: projections.NewLive(nil),
 		clock: &fakeClock{t: t0}, logs: &syncBuffer{},
-		pairs: append([]Pair(nil), testPairs...),
 		usage: map[domain.Key][2]int{
 			{Credential: "openai-1"}:                  {12, 3400},
 			{Credential: "openai-1", Model: "gpt-4o"}: {7, 2100},
@@ -178,17 +178,14 @@ func newRig(t testing.TB) *rig {
 		},
 	}
 	api, err := New(Deps{
-		MasterKey:   masterKey,
-		Credentials: testCreds,
-		Pairs:       r.currentPairs,
-		Snapshot:    r.live.Load,
-		WaitFor:     r.live.WaitFor,
-		Publish:     l.PublishControl,
-		Usage:       r.currentUsage,
-		// The proxy's selection counters, as the wiring passes them.
-		Rejections: func() map[string]uint64 { return map[string]uint64{"banned": 2, "rate_limited": 1} },
-		Watched:    func(_ string, status int) bool { return watchedCodes[status] },
-		LogStatus:  r.logStatus,
+		MasterKey:       masterKey,
+		Credentials:     testCreds,
+		ConfiguredPairs: testPairs,
+		Snapshot:        r.live.Load,
+		WaitFor:         r.live.WaitFor,
+		Publish:         l.PublishControl,
+		Watched:         func(_ string, status int) bool { return watchedCodes[status] },
+		LogStatus:       r.logStatus,
 		DefaultSettings: domain.FallbackSettings{
 			MaxHops: 20, TimeBudget: domain.Duration(45 * time.Second),
 		},
@@ -200,7 +197,8 @@ func newRig(t testing.TB) *rig {
 		t.Fatalf("New: %v", err)
 	}
 	r.api = api
-	r.live.AfterApply = func(_ *projections.State, ev domain.Event) { api.Observe(ev, true) }
+	api.SetTraffic(r)
+	r.live.AfterApply = func(_ *projections.State, ev domain.Event, ch projections.Change) { api.Observe(ev, ch, true) }
 	stop, err := l.Consume(ctx, 0, func(ev domain.Event, pending uint64) { r.live.Apply(ev, pending) })
 	if err != nil {
 		t.Fatalf("consume the event log: %v", err)
@@ -211,20 +209,34 @@ func newRig(t testing.TB) *rig {
 	return r
 }
 
-func (r *rig) currentPairs() []Pair {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Pair(nil), r.pairs...)
-}
+// The rig is the API's Traffic, standing in for the proxy's counters.
 
 // learn adds a pair as a proxy credential's refresh would.
 func (r *rig) learn(p Pair) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pairs = append(r.pairs, p)
+	if r.learned == nil {
+		r.learned = map[string][]string{}
+	}
+	r.learned[p.Credential] = append(r.learned[p.Credential], p.Model)
 }
 
-func (r *rig) currentUsage(cred, model string) (int, int) {
+func (r *rig) Learned() map[string][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string][]string, len(r.learned))
+	for c, ms := range r.learned {
+		out[c] = append([]string(nil), ms...)
+	}
+	return out
+}
+
+// Rejections are the proxy's selection counters, as the wiring passes them.
+func (r *rig) Rejections() map[string]uint64 {
+	return map[string]uint64{"banned": 2, "rate_limited": 1}
+}
+
+func (r *rig) Usage(cred, model string) (int, int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	u := r.usage[domain.Key{Credential: cred, Model: model}]
@@ -322,7 +334,7 @@ func decode(t testing.TB, body string, v any) {
 // errorMessage is the message of an error envelope.
 func errorMessage(t testing.TB, body string) string {
 	t.Helper()
-	var e errorBody
+	var e apierror.OpenAIBody
 	decode(t, body, &e)
 	if e.Error.Message == "" || e.Error.Type == "" {
 		t.Fatalf("not an error envelope: %s", body)

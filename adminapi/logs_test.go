@@ -103,7 +103,9 @@ func TestReplayDoesNotRelogHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live.AfterApply = func(_ *projections.State, ev domain.Event) { api.Observe(ev, ev.Seq > bootSeq) }
+	live.AfterApply = func(_ *projections.State, ev domain.Event, ch projections.Change) {
+		api.Observe(ev, ch, ev.Seq > bootSeq)
+	}
 	stop, err := r.log.Consume(r.ctx, 0, live.Apply)
 	if err != nil {
 		t.Fatal(err)

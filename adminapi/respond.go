@@ -9,7 +9,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/apierror"
+	"github.com/airouter/airouter/redact"
 )
 
 // maxBodyBytes bounds an admin request body.
@@ -28,40 +29,11 @@ func badRequest(format string, args ...any) error {
 	return &httpError{status: http.StatusBadRequest, msg: fmt.Sprintf(format, args...)}
 }
 
-// errorBody is the router's error envelope:
-// {"error":{"message","type","param":null,"code":null}}.
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Message string  `json:"message"`
-	Type    string  `json:"type"`
-	Param   *string `json:"param"`
-	Code    *string `json:"code"`
-}
-
-// errorType maps a status to the envelope type, as the router we replace
-// does.
-func errorType(status int) string {
-	switch status {
-	case 400, 405, 413:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 403:
-		return "permission_denied"
-	case 404:
-		return "not_found_error"
-	}
-	return "server_error"
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		body, _ = json.Marshal(errorBody{Error: errorDetail{Message: "encode the response", Type: errorType(status)}})
+		body, _ = json.Marshal(apierror.OpenAIBody{Error: apierror.NewOpenAI(status, "encode the response", "")})
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -70,8 +42,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
+// writeError answers with the OpenAI-shape error envelope, the one the
+// proxy writes: {"error":{"message","type","param":null,"code":null}}.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, errorBody{Error: errorDetail{Message: msg, Type: errorType(status)}})
+	writeJSON(w, status, apierror.OpenAIBody{Error: apierror.NewOpenAI(status, msg, "")})
 }
 
 // admin wraps a master-key handler: the method is checked first (405 with
@@ -94,7 +68,7 @@ func (a *API) admin(fn func(w http.ResponseWriter, r *http.Request) error, metho
 		}
 		var he *httpError
 		if !errors.As(err, &he) {
-			a.log.Error("admin request failed", "path", r.URL.Path, "error", domain.Redact(err.Error()))
+			a.log.Error("admin request failed", "path", r.URL.Path, "error", redact.String(err.Error()))
 			he = &httpError{status: http.StatusInternalServerError, msg: "internal error"}
 		}
 		if he.status == http.StatusUnauthorized {
@@ -131,7 +105,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return badRequest("invalid JSON: %s", domain.Redact(err.Error()))
+		return badRequest("invalid JSON: %s", redact.String(err.Error()))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return badRequest("invalid JSON: unexpected data after the object")

@@ -3,10 +3,11 @@ package config
 import (
 	"fmt"
 	"math"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/airouter/airouter/redact"
 )
 
 // checker collects problems and warnings while the file is turned into a
@@ -41,14 +42,14 @@ func (c *checker) warn(path, format string, args ...any) {
 }
 
 // show renders a value for a message: quoted, "[redacted]" when the path
-// holds a secret, a URL's password masked, and naming the variable it was
+// holds a secret, a URL's user info masked, and naming the variable it was
 // read from.
 func (c *checker) show(path, v string) string {
 	switch {
 	case secretPath(path):
 		v = "[redacted]"
 	case strings.HasSuffix(path, "base_url") || strings.HasSuffix(path, "nats_url"):
-		v = redactURLs(v)
+		v = redact.URLs(v)
 	}
 	s := strconv.Quote(v)
 	if name, ok := c.fromEnv[path]; ok {
@@ -184,20 +185,4 @@ func (c *checker) size(path, s string, def int64) int64 {
 func secretPath(path string) bool {
 	return strings.HasSuffix(path, "master_key") || strings.HasSuffix(path, "api_key") ||
 		strings.HasPrefix(path, "server.api_keys")
-}
-
-// redactURLs masks the password of every URL in a comma-separated list.
-func redactURLs(s string) string {
-	parts := strings.Split(s, ",")
-	for i, p := range parts {
-		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
-			if _, has := u.User.Password(); has {
-				parts[i] = u.Redacted()
-			} else {
-				u.User = url.User("xxxxx")
-				parts[i] = u.String()
-			}
-		}
-	}
-	return strings.Join(parts, ",")
 }

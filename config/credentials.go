@@ -1,31 +1,17 @@
 package config
 
 import (
-	"net/url"
 	"strings"
-)
 
-// CredentialType is the wire format of an upstream.
-type CredentialType string
-
-// The credential types airouter speaks.
-const (
-	// TypeOpenAI is any OpenAI-compatible upstream, vLLM included.
-	TypeOpenAI CredentialType = "openai"
-	// TypeAnthropic is the Anthropic Messages API.
-	TypeAnthropic CredentialType = "anthropic"
-	// TypeProxy is another router (airouter or the router we replace). It
-	// is sent the public model name, learns its models at runtime, and is
-	// never banned by outcomes.
-	TypeProxy CredentialType = "proxy"
+	"github.com/airouter/airouter/domain"
 )
 
 // Credential is one upstream account or endpoint.
 type Credential struct {
 	// Name is unique and matches [A-Za-z0-9_-]+: it is used in NATS
 	// subjects, metrics and logs.
-	Name string         `yaml:"name"`
-	Type CredentialType `yaml:"type"`
+	Name string                `yaml:"name"`
+	Type domain.CredentialType `yaml:"type"`
 	// APIKey is sent upstream. It may be empty for a proxy (the client's
 	// own Authorization is then forwarded) and for a credential written as
 	// type vllm or hosted_vllm (then no Authorization is sent).
@@ -45,16 +31,16 @@ type Credential struct {
 
 // credentialType maps the written type (lowercased) to the type it means;
 // keyOptional is true when the api_key may be omitted.
-func credentialType(written string) (t CredentialType, keyOptional, ok bool) {
+func credentialType(written string) (t domain.CredentialType, keyOptional, ok bool) {
 	switch strings.ToLower(strings.TrimSpace(written)) {
 	case "openai":
-		return TypeOpenAI, false, true
+		return domain.CredentialOpenAI, false, true
 	case "vllm", "hosted_vllm", "hosted-vllm":
-		return TypeOpenAI, true, true
+		return domain.CredentialOpenAI, true, true
 	case "anthropic":
-		return TypeAnthropic, false, true
+		return domain.CredentialAnthropic, false, true
 	case "proxy", "air", "aar", "auto_ai_router", "auto-ai-router":
-		return TypeProxy, true, true
+		return domain.CredentialProxy, true, true
 	}
 	return "", false, false
 }
@@ -73,7 +59,7 @@ func buildCredentials(c *checker, fs []fileCredential) ([]Credential, []placed) 
 		cr := Credential{Name: f.Name, APIKey: f.APIKey}
 		if c.required(p+".name", f.Name) {
 			switch prev, dup := first[f.Name]; {
-			case !tokenRE.MatchString(f.Name):
+			case !domain.ValidCredentialName(f.Name):
 				c.add(p+".name", "%s may contain only letters, digits, '_' and '-'", c.show(p+".name", f.Name))
 			case dup:
 				c.add(p+".name", "%s duplicates %s", c.show(p+".name", f.Name), prev)
@@ -117,23 +103,12 @@ func baseURL(c *checker, path, s string) string {
 	if !c.required(path, s) {
 		return ""
 	}
-	u, err := url.Parse(strings.TrimSpace(s))
-	switch {
-	case err != nil:
-		c.add(path, "%s is not a URL", c.show(path, s))
-		return ""
-	case u.Scheme != "http" && u.Scheme != "https":
-		c.add(path, "%s is not http(s)", c.show(path, s))
-		return ""
-	case u.Host == "":
-		c.add(path, "%s has no host", c.show(path, s))
-		return ""
-	case u.RawQuery != "" || u.Fragment != "":
-		c.add(path, "%s has a query or fragment", c.show(path, s))
+	clean, err := domain.CleanBaseURL(s)
+	if err != nil {
+		c.add(path, "%s %v", c.show(path, s), err)
 		return ""
 	}
-	t := strings.TrimRight(strings.TrimSpace(s), "/")
-	return strings.TrimRight(strings.TrimSuffix(t, "/v1"), "/")
+	return clean
 }
 
 // weight parses a weight: negative is a problem, 0 (or absent) gives def.

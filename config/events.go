@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/transport/eventlog/streamspec"
 )
 
 // Defaults of the sections airouter adds.
@@ -22,20 +23,13 @@ const (
 	DefaultBenchFails = 3
 	DefaultBenchWin   = 15 * time.Minute
 	DefaultBenchFor   = 10 * time.Minute
-	maxReplicas       = 5
-)
-
-// Storage kinds of the event log.
-const (
-	StorageFile   = "file"
-	StorageMemory = "memory"
 )
 
 // Events is where the event log lives.
 type Events struct {
 	// StoreDir holds the embedded server's file storage.
 	StoreDir string `yaml:"store_dir"`
-	// Storage is file or memory.
+	// Storage is one of streamspec.StorageKinds (file or memory).
 	Storage string `yaml:"storage"`
 	// NATSURL is empty for the embedded server, or a comma-separated list
 	// of external NATS server URLs.
@@ -48,7 +42,8 @@ type Events struct {
 	// MaxBytes caps the stream; the oldest events go first. -1 is
 	// unlimited.
 	MaxBytes int64 `yaml:"max_bytes"`
-	// Replicas of the stream, 1..5; more than 1 needs an external cluster.
+	// Replicas of the stream, streamspec.MinReplicas..MaxReplicas (1..5);
+	// more than 1 needs an external cluster.
 	Replicas int `yaml:"replicas"`
 	// CredsFile is a NATS credentials file (user JWT and NKey seed) for an
 	// external cluster that requires one; empty for none.
@@ -109,7 +104,7 @@ func buildEvents(c *checker, f fileEvents) Events {
 	if !c.given(p+"store_dir", e.StoreDir) {
 		e.StoreDir = DefaultStoreDir
 	}
-	e.Storage = oneOf(c, p+"storage", f.Storage, StorageFile, StorageMemory)
+	e.Storage = oneOf(c, p+"storage", f.Storage, streamspec.StorageKinds()...)
 	e.NATSURL = natsURLs(c, p+"nats_url", f.NATSURL)
 	if e.Listen != "" {
 		host, port, err := net.SplitHostPort(e.Listen)
@@ -140,8 +135,8 @@ func buildEvents(c *checker, f fileEvents) Events {
 	var ok bool
 	if e.Replicas, ok = c.integer(p+"replicas", f.Replicas, 1); ok {
 		switch {
-		case e.Replicas < 1 || e.Replicas > maxReplicas:
-			c.add(p+"replicas", "%d is out of range 1..%d", e.Replicas, maxReplicas)
+		case !streamspec.ValidReplicas(e.Replicas):
+			c.add(p+"replicas", "%d is out of range %d..%d", e.Replicas, streamspec.MinReplicas, streamspec.MaxReplicas)
 		case e.Replicas > 1 && e.NATSURL == "":
 			c.add(p+"replicas", "%d needs an external NATS cluster (events.nats_url); the embedded server has one replica", e.Replicas)
 		}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // DefaultMaxAttempts is fail2ban.max_attempts when omitted.
@@ -74,7 +76,7 @@ func buildFail2Ban(c *checker, f fileFail2Ban, creds []Credential) Fail2Ban {
 	fb.ErrorCodeRules = rules(c, p+".error_code_rules", f.ErrorCodeRules, fb.ErrorCodes,
 		func(int) ErrorCodeRule { return top })
 
-	types := map[string]CredentialType{}
+	types := map[string]domain.CredentialType{}
 	for _, cr := range creds {
 		types[cr.Name] = cr.Type
 	}
@@ -89,7 +91,7 @@ func buildFail2Ban(c *checker, f fileFail2Ban, creds []Credential) Fail2Ban {
 		switch {
 		case !known:
 			c.add(op, "%q is not a configured credential", name)
-		case t == TypeProxy:
+		case t == domain.CredentialProxy:
 			c.warn(op, "has no effect: proxy credentials are never banned by outcomes")
 		}
 		fo := f.CredentialOverrides[name]

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"sort"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // Model maps a public model id to what one credential, or every
@@ -53,7 +55,7 @@ func buildModels(c *checker, fs []fileModel, nested []placed, creds []Credential
 	}
 	all = append(all, nested...)
 
-	types := map[string]CredentialType{}
+	types := map[string]domain.CredentialType{}
 	for _, cr := range creds {
 		types[cr.Name] = cr.Type
 	}
@@ -67,7 +69,7 @@ func buildModels(c *checker, fs []fileModel, nested []placed, creds []Credential
 			if !ok {
 				c.add(p+".credential", "%s is not a configured credential", c.show(p+".credential", m.Credential))
 			}
-			if t == TypeProxy && m.Model != m.Name {
+			if t == domain.CredentialProxy && m.Model != m.Name {
 				c.warn(p+".model", "ignored: proxy credential %q is sent the public name %q", m.Credential, m.Name)
 			}
 		}

@@ -25,7 +25,7 @@ func (cfg *Config) BanPolicy() domain.BanPolicy {
 		}
 	}
 	for _, cr := range cfg.Credentials {
-		if cr.Type == TypeProxy {
+		if cr.Type == domain.CredentialProxy {
 			p.ProxyCredentials[cr.Name] = true
 		}
 	}

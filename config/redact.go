@@ -6,13 +6,16 @@ import (
 	"slices"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/airouter/airouter/redact"
 )
 
 // redacted replaces a secret in the views of a Config.
 const redacted = "[redacted]"
 
 // Redacted returns a deep copy with every secret replaced by "[redacted]":
-// the master key, client keys, credentials' API keys and URL passwords.
+// the master key, client keys, credentials' API keys and the user info of
+// URLs.
 func (cfg *Config) Redacted() *Config {
 	r := *cfg
 	if r.Server.MasterKey != "" {
@@ -30,9 +33,9 @@ func (cfg *Config) Redacted() *Config {
 		if r.Credentials[i].APIKey != "" {
 			r.Credentials[i].APIKey = redacted
 		}
-		r.Credentials[i].BaseURL = redactURLs(r.Credentials[i].BaseURL)
+		r.Credentials[i].BaseURL = redact.URLs(r.Credentials[i].BaseURL)
 	}
-	r.Events.NATSURL = redactURLs(r.Events.NATSURL)
+	r.Events.NATSURL = redact.URLs(r.Events.NATSURL)
 	r.Models = slices.Clone(cfg.Models)
 	r.ModelAlias = maps.Clone(cfg.ModelAlias)
 	r.Fail2Ban.ErrorCodes = slices.Clone(cfg.Fail2Ban.ErrorCodes)

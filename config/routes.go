@@ -1,12 +1,16 @@
 package config
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/airouter/airouter/domain"
+)
 
 // Target is one credential that serves a public model, with the values
 // routing needs for the pair.
 type Target struct {
-	Credential string         `yaml:"credential"`
-	Type       CredentialType `yaml:"type"`
+	Credential string                `yaml:"credential"`
+	Type       domain.CredentialType `yaml:"type"`
 	// UpstreamModel is the model name sent upstream: the entry's model,
 	// or the public name for a proxy credential.
 	UpstreamModel string `yaml:"upstream_model"`
@@ -77,7 +81,7 @@ func (cfg *Config) Targets(model string) []Target {
 			if m.Weight > 0 {
 				t.Weight = m.Weight
 			}
-			if cr.Type != TypeProxy {
+			if cr.Type != domain.CredentialProxy {
 				t.UpstreamModel = m.Model
 			}
 		}

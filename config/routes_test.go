@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/airouter/airouter/config"
+	"github.com/airouter/airouter/domain"
 )
 
 // TestTargetsWithoutModels: with no models configured every credential
@@ -23,8 +24,8 @@ credentials:
 		t.Fatalf("FiltersModels = %v, Routes = %v", cfg.FiltersModels(), cfg.Routes())
 	}
 	want := []config.Target{
-		{Credential: "a", Type: config.TypeOpenAI, UpstreamModel: "any/model", Weight: 2, RPM: 30, TPM: -1},
-		{Credential: "p", Type: config.TypeProxy, UpstreamModel: "any/model", Weight: 1, RPM: 30, TPM: -1, IsFallback: true},
+		{Credential: "a", Type: domain.CredentialOpenAI, UpstreamModel: "any/model", Weight: 2, RPM: 30, TPM: -1},
+		{Credential: "p", Type: domain.CredentialProxy, UpstreamModel: "any/model", Weight: 1, RPM: 30, TPM: -1, IsFallback: true},
 	}
 	if got := cfg.Targets("any/model"); !reflect.DeepEqual(got, want) {
 		t.Errorf("Targets = %+v\nwant %+v", got, want)
@@ -55,9 +56,9 @@ models:
 		t.Fatal(err)
 	}
 	want := []config.Target{
-		{Credential: "a", Type: config.TypeOpenAI, UpstreamModel: "a-upstream", Weight: 4, RPM: 5, TPM: -1},
-		{Credential: "b", Type: config.TypeAnthropic, UpstreamModel: "generic-upstream", Weight: 3, RPM: -1, TPM: 1000},
-		{Credential: "p", Type: config.TypeProxy, UpstreamModel: "m", Weight: 3, RPM: -1, TPM: 1000},
+		{Credential: "a", Type: domain.CredentialOpenAI, UpstreamModel: "a-upstream", Weight: 4, RPM: 5, TPM: -1},
+		{Credential: "b", Type: domain.CredentialAnthropic, UpstreamModel: "generic-upstream", Weight: 3, RPM: -1, TPM: 1000},
+		{Credential: "p", Type: domain.CredentialProxy, UpstreamModel: "m", Weight: 3, RPM: -1, TPM: 1000},
 	}
 	if got := cfg.Targets("m"); !reflect.DeepEqual(got, want) {
 		t.Errorf("Targets(m) = %+v\nwant %+v", got, want)
@@ -77,7 +78,7 @@ func TestCredentialLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cr, ok := cfg.Credential("relay"); !ok || cr.Type != config.TypeProxy || !cr.IsFallback {
+	if cr, ok := cfg.Credential("relay"); !ok || cr.Type != domain.CredentialProxy || !cr.IsFallback {
 		t.Errorf("Credential(relay) = %+v, %v", cr, ok)
 	}
 	if _, ok := cfg.Credential("nope"); ok {

@@ -3,11 +3,12 @@ package config
 import (
 	"fmt"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // envPrefix marks a value read from the environment: os.environ/VAR.
@@ -16,10 +17,6 @@ const envPrefix = "os.environ/"
 // maxNodes bounds alias expansion, so that nested aliases cannot make the
 // loader exhaust memory.
 const maxNodes = 1 << 17
-
-// tokenRE is what a credential name must match; it becomes a NATS subject
-// token. Map keys of that form are also written plainly in paths.
-var tokenRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 func fieldPath(path, key string) string {
 	if path == "" {
@@ -31,7 +28,8 @@ func fieldPath(path, key string) string {
 func indexPath(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
 func keyPath(path, key string) string {
-	if tokenRE.MatchString(key) {
+	// A key shaped like a credential name is written plainly.
+	if domain.ValidCredentialName(key) {
 		return fieldPath(path, key)
 	}
 	return path + "[" + strconv.Quote(key) + "]"

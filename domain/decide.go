@@ -155,6 +155,9 @@ func banReason(p BanPolicy, credential string, code, n int, r Rule) string {
 	return fmt.Sprintf("%d x %d (%smax_attempts %d, ban %s)", n, code, source, r.MaxAttempts, ban)
 }
 
+// MaxRetryAfter caps how long an upstream's Retry-After can hold a pair back.
+const MaxRetryAfter = 24 * time.Hour
+
 // decideCooldown holds the pair back for as long as a 429 or 503 asked with
 // Retry-After.
 func decideCooldown(ev Event, f Facts) (Event, bool) {

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -352,11 +353,14 @@ func TestShortDuration(t *testing.T) {
 	}
 }
 
+// encodeAll writes the events as JSON Lines, as the log holds them (stamped
+// with the schema version, in UTC), for a readable comparison.
 func encodeAll(t testing.TB, evs []Event) string {
 	t.Helper()
 	var b strings.Builder
 	for _, e := range evs {
-		j, err := Encode(e)
+		e.V, e.At = SchemaVersion, e.At.UTC()
+		j, err := json.Marshal(e)
 		if err != nil {
 			t.Fatalf("encode %s: %v", e.ID, err)
 		}

@@ -16,7 +16,18 @@ import (
 // ignored. An unknown kind, a newer
 // schema version or an unusable payload is counted in Skipped and changes
 // nothing else. Apply never panics on bad input.
-func Apply(s *State, ev domain.Event) *State {
+func Apply(s *State, ev domain.Event) *State { return apply(s, ev, nil) }
+
+// ApplyReport is Apply that also reports what the event changed in the ban
+// table (see Change). It costs what Apply costs when no ban changes.
+func ApplyReport(s *State, ev domain.Event) (*State, Change) {
+	var ch Change
+	s = apply(s, ev, &ch)
+	return s, ch
+}
+
+// apply is the fold; it records ban changes in ch unless ch is nil.
+func apply(s *State, ev domain.Event, ch *Change) *State {
 	if s == nil {
 		s = NewState()
 	}
@@ -36,11 +47,11 @@ func Apply(s *State, ev domain.Event) *State {
 	ok := true
 	switch ev.Kind {
 	case domain.KindOutcomeRecorded:
-		ok = s.applyOutcome(*ev.Outcome, ev)
+		ok = s.applyOutcome(*ev.Outcome, ev, ch)
 	case domain.KindBanImposed:
-		ok = s.applyBan(*ev.Ban, banID(ev), ev.At)
+		ok = s.applyBan(*ev.Ban, banID(ev), ev.At, ch)
 	case domain.KindBanLifted:
-		ok = s.applyUnban(*ev.Unban)
+		ok = s.applyUnban(*ev.Unban, ev.At, ch)
 	case domain.KindCooldownStarted:
 		ok = s.applyCooldown(*ev.Cooldown)
 	case domain.KindModelBenched:
@@ -81,7 +92,7 @@ func banID(ev domain.Event) string {
 // applyOutcome folds one upstream attempt. Counters are config-free: every
 // non-2xx status code is counted; the policy (and any view that wants to)
 // filters by the watched codes.
-func (s *State) applyOutcome(o domain.Outcome, ev domain.Event) bool {
+func (s *State) applyOutcome(o domain.Outcome, ev domain.Event, ch *Change) bool {
 	if o.Credential == "" || o.Model == "" || o.Model == domain.AllModels {
 		return false
 	}
@@ -91,9 +102,11 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event) bool {
 	// A ban that has ended is lifted here, as an expiry would: it goes, and
 	// so do the counters it covered.
 	if c.wild != nil && !c.wild.ban.ActiveAt(at) {
+		ch.add(BanExpired, c.wild, "")
 		s.liftWildcard(c)
 	}
 	if p.ban != nil && !p.ban.ban.ActiveAt(at) {
+		ch.add(BanExpired, p.ban, "")
 		s.liftPair(p)
 	}
 	if c.wild != nil || p.ban != nil {
@@ -122,7 +135,7 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event) bool {
 // still active at the automatic ban's time (at), while a manual ban
 // replaces any ban. The same ban (same non-empty id) arriving twice is
 // ignored. Counters stay.
-func (s *State) applyBan(b domain.Ban, id string, at time.Time) bool {
+func (s *State) applyBan(b domain.Ban, id string, at time.Time, ch *Change) bool {
 	if b.Credential == "" {
 		return false
 	}
@@ -134,7 +147,7 @@ func (s *State) applyBan(b domain.Ban, id string, at time.Time) bool {
 		if keeps(c.wild, b, id, at) {
 			return true
 		}
-		c.wild = newBanRec(id, b)
+		c.wild = imposed(c.wild, id, b, at, ch)
 		s.touchCred(c)
 		return true
 	}
@@ -142,9 +155,20 @@ func (s *State) applyBan(b domain.Ban, id string, at time.Time) bool {
 	if keeps(p.ban, b, id, at) {
 		return true
 	}
-	p.ban = newBanRec(id, b)
+	p.ban = imposed(p.ban, id, b, at, ch)
 	s.touchPair(p)
 	return true
+}
+
+// imposed is the record of ban b (stored under id, imposed at at) that
+// replaces cur on its key, reporting both.
+func imposed(cur *banRec, id string, b domain.Ban, at time.Time, ch *Change) *banRec {
+	if cur != nil {
+		ch.removed(BanReplaced, cur, at, "")
+	}
+	r := newBanRec(id, b)
+	ch.add(BanImposed, r, "")
+	return r
 }
 
 // keeps reports whether the ban cur on a key stays when ban b (stored
@@ -164,8 +188,9 @@ func keeps(cur *banRec, b domain.Ban, id string, at time.Time) bool {
 // applyUnban lifts bans. An admin lift without a model lifts every ban of
 // the credential; with a model only that key ("*" the wildcard). An expiry
 // lifts only the ban it names. Lifting resets the lifted pairs' counters;
-// lifting the wildcard resets every pair of the credential.
-func (s *State) applyUnban(u domain.Unban) bool {
+// lifting the wildcard resets every pair of the credential. The lifts of
+// one event are reported ordered by model.
+func (s *State) applyUnban(u domain.Unban, at time.Time, ch *Change) bool {
 	if u.Credential == "" {
 		return false
 	}
@@ -183,8 +208,17 @@ func (s *State) applyUnban(u domain.Unban) bool {
 		return true // nothing to lift
 	}
 	match := func(b *banRec) bool {
-		return b != nil && (u.By == domain.LiftedByAdmin || b.id == u.BanID)
+		if b == nil || (u.By != domain.LiftedByAdmin && b.id != u.BanID) {
+			return false
+		}
+		kind := BanLifted
+		if u.By == domain.LiftedByExpiry {
+			kind = BanExpired
+		}
+		ch.removed(kind, b, at, u.By)
+		return true
 	}
+	from := ch.mark()
 	if (u.Model == "" || u.Model == domain.AllModels) && match(c.wild) {
 		s.liftWildcard(c)
 	}
@@ -195,6 +229,7 @@ func (s *State) applyUnban(u domain.Unban) bool {
 				s.liftPair(p)
 			}
 		}
+		ch.sortFrom(from)
 	case domain.AllModels:
 	default:
 		if p := c.pairs[u.Model]; p != nil && match(p.ban) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/eventjson"
 )
 
 // The benchmark world: 100 credentials x 50 models.
@@ -131,7 +132,7 @@ func BenchmarkFold1M(b *testing.B) {
 	var buf []byte
 	ends := make([]int, n)
 	for i, ev := range evs {
-		line, err := domain.Encode(ev)
+		line, err := eventjson.Encode(ev)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func BenchmarkFold1M(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			s := NewState()
 			each(func(seq uint64, line []byte) {
-				ev, err := domain.Decode(line)
+				ev, err := eventjson.Decode(line)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -165,7 +166,7 @@ func BenchmarkFold1M(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
 			each(func(_ uint64, line []byte) {
-				if _, err := domain.Decode(line); err != nil {
+				if _, err := eventjson.Decode(line); err != nil {
 					b.Fatal(err)
 				}
 			})

@@ -2,9 +2,12 @@
 // pure, deterministic fold of one domain.Event into a State (failure
 // counters, bans, cooldowns, bench windows, runtime settings); "now" is
 // always the event's time or a time the caller passes in, never a clock.
-// A State is the writer's private working copy: it checkpoints to versioned,
-// deterministic bytes and publishes immutable Snapshots, which the routing hot
-// path reads through Live (one writer goroutine, lock-free readers,
-// read-your-writes by sequence) and which render the JSON views of bans,
-// counters and benches.
+// ApplyReport is the same fold that also reports what the event changed in
+// the ban table (a Change), so metrics and log lines follow the fold's own
+// rules. A State is the writer's private working copy: it checkpoints to
+// versioned, deterministic bytes and publishes immutable Snapshots, which
+// the routing hot path reads through Live (one writer goroutine, lock-free
+// readers, read-your-writes by sequence). A Snapshot answers queries (bans,
+// pairs, benches; queries.go) and renders the whole state at a moment as
+// one StateView (stateview.go).
 package projections

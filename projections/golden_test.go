@@ -3,6 +3,7 @@ package projections
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,14 +12,15 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/eventjson"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/projections/*.golden.json and testdata/policy/*/{decisions.jsonl,view.json}")
+var update = flag.Bool("update", false, "rewrite testdata/projections/*.golden.json (views and changes) and testdata/policy/*/{decisions.jsonl,view.json}")
 
 const goldenDir = "../testdata/projections"
 
 // goldenCase is one testdata/projections/<name>.events.jsonl: one event per
-// line as domain.Encode writes it, numbered by line, judged at the time in
+// line as eventjson.Encode writes it, numbered by line, judged at the time in
 // <name>.at or else at the last event's time.
 type goldenCase struct {
 	name   string
@@ -60,15 +62,15 @@ func readEvents(t *testing.T, path string) []domain.Event {
 	var evs []domain.Event
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
-		ev, err := domain.Decode(sc.Bytes())
+		ev, err := eventjson.Decode(sc.Bytes())
 		if err != nil {
 			t.Fatalf("%s:%d: %v", path, line, err)
 		}
 		if ev.Valid() == nil {
 			// Fixtures are what the producer writes; keep them so.
-			enc, err := domain.Encode(ev)
+			enc, err := eventjson.Encode(ev)
 			if err != nil || !bytes.Equal(enc, sc.Bytes()) {
-				t.Fatalf("%s:%d: not as domain.Encode writes it:\n got %s\nwant %s", path, line, sc.Bytes(), enc)
+				t.Fatalf("%s:%d: not as eventjson.Encode writes it:\n got %s\nwant %s", path, line, sc.Bytes(), enc)
 			}
 		}
 		ev.Seq = uint64(line)
@@ -84,21 +86,56 @@ func TestGolden(t *testing.T) {
 	for _, c := range loadGoldenCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			got := viewJSON(t, fold(c.events).Snapshot(), c.at)
-			path := filepath.Join(goldenDir, c.name+".golden.json")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./projections -run TestGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("view of %s differs from %s:\n%s", c.name, path, got)
-			}
+			checkGolden(t, filepath.Join(goldenDir, c.name+".golden.json"), got)
 		})
+	}
+}
+
+// TestGoldenChanges checks what ApplyReport reports for every golden log
+// against <name>.changes.golden.json: each event that changed a ban, with
+// its position and kind, and its changes in order.
+func TestGoldenChanges(t *testing.T) {
+	type changed struct {
+		Seq   uint64      `json:"seq"`
+		Index uint32      `json:"index,omitempty"`
+		Kind  domain.Kind `json:"kind"`
+		Bans  []BanChange `json:"bans"`
+	}
+	for _, c := range loadGoldenCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			s, out := NewState(), []changed{}
+			for _, ev := range c.events {
+				var ch Change
+				s, ch = ApplyReport(s, ev)
+				if len(ch.Bans) > 0 {
+					out = append(out, changed{Seq: ev.Seq, Index: ev.Index, Kind: ev.Kind, Bans: ch.Bans})
+				}
+			}
+			got, err := json.MarshalIndent(out, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, filepath.Join(goldenDir, c.name+".changes.golden.json"), append(got, '\n'))
+		})
+	}
+}
+
+// checkGolden compares got with the golden file at path, or rewrites the
+// file under -update.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./projections -run TestGolden -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s differs:\n%s", path, got)
 	}
 }
 

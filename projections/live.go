@@ -21,9 +21,10 @@ const swapEvery = 1000
 type Live struct {
 	// AfterApply, when set before the first Apply, runs on the writer
 	// goroutine right after each event is folded, with the working state
-	// (the wiring runs the policy on live outcomes there). It must not
-	// keep s or call Live's writer methods.
-	AfterApply func(s *State, ev domain.Event)
+	// and what the event changed in the ban table (the wiring runs the
+	// policy on live outcomes there, and drives ban metrics and log lines
+	// from ch). It must not keep s or call Live's writer methods.
+	AfterApply func(s *State, ev domain.Event, ch Change)
 
 	state   *State
 	snap    atomic.Pointer[Snapshot]
@@ -62,9 +63,10 @@ func (l *Live) Load() *Snapshot { return l.snap.Load() }
 // Writer goroutine only.
 func (l *Live) Apply(ev domain.Event, pending uint64) {
 	if ev.Seq == 0 || l.state.pos.Before(ev.Pos()) {
-		l.state = Apply(l.state, ev)
+		var ch Change
+		l.state, ch = ApplyReport(l.state, ev)
 		if l.AfterApply != nil {
-			l.AfterApply(l.state, ev)
+			l.AfterApply(l.state, ev, ch)
 		}
 		l.unpublished++
 	}

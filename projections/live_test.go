@@ -166,20 +166,25 @@ func TestLiveSwapsWhenCaughtUpOrEveryN(t *testing.T) {
 func TestLiveAfterApply(t *testing.T) {
 	live := NewLive(nil)
 	var calls []string
-	live.AfterApply = func(s *State, ev domain.Event) {
+	live.AfterApply = func(s *State, ev domain.Event, ch Change) {
 		f := s.Facts(ev)
 		calls = append(calls, fmt.Sprintf("%d:%d", ev.Seq, f.Counts[429]))
+		for _, c := range ch.Bans {
+			calls = append(calls, fmt.Sprintf("%s:%s", c.Kind, c.ID))
+		}
 	}
-	evs := numbered(outcome(0, "a", "gpt", 429), outcome(m, "a", "gpt", 429), bench(m, "gpt", m))
+	evs := numbered(outcome(0, "a", "gpt", 429), outcome(m, "a", "gpt", 429), bench(m, "gpt", m),
+		autoBan(m, "b1", "a", "gpt", 429, m))
 	live.Apply(evs[0], 1)
 	live.Apply(evs[1], 1)
 	live.Apply(evs[1], 0) // re-delivered: not folded, no hook, but the backlog is published
 	if got := live.Load().Seq(); got != 2 {
 		t.Fatalf("after a re-delivery with nothing pending the snapshot is at %d, want 2", got)
 	}
-	live.Apply(evs[2], 0)
-	if got := join(calls); got != "1:1 2:2 3:0" {
-		t.Fatalf("AfterApply saw %s, want the state right after each new event", got)
+	live.Apply(evs[2], 1)
+	live.Apply(evs[3], 0)
+	if got := join(calls); got != "1:1 2:2 3:0 4:0 imposed:b1" {
+		t.Fatalf("AfterApply saw %s, want the state and the ban changes right after each new event", got)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/eventjson"
 )
 
 const policyDir = "../testdata/policy"
@@ -111,7 +112,7 @@ func TestPolicyScenarios(t *testing.T) {
 			decisions, s := c.run(t, -1)
 			var b bytes.Buffer
 			for _, d := range decisions {
-				enc, err := domain.Encode(d)
+				enc, err := eventjson.Encode(d)
 				if err != nil {
 					t.Fatalf("encode %s: %v", d.ID, err)
 				}
@@ -168,7 +169,7 @@ func encodeEvents(t *testing.T, evs []domain.Event) string {
 	t.Helper()
 	var b strings.Builder
 	for _, ev := range evs {
-		enc, err := domain.Encode(ev)
+		enc, err := eventjson.Encode(ev)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -85,7 +85,7 @@ func TestClusterFail2BanFromFailuresOnTwoReplicasIsOneBan(t *testing.T) {
 	// fresh event through the log so a second copy, were it not
 	// de-duplicated, would be stored before we count.
 	waitUntil(t, 10*time.Second, "the decision queues to drain", func() bool {
-		return len(a.engine.decisions) == 0 && len(b.engine.decisions) == 0
+		return a.engine.Queued() == 0 && b.engine.Queued() == 0
 	})
 	banAndWait(t, b, a, "cred-a", "barrier")
 
@@ -106,7 +106,7 @@ func TestClusterFail2BanFromFailuresOnTwoReplicasIsOneBan(t *testing.T) {
 		if !found {
 			t.Fatalf("bans = %+v", bans)
 		}
-		if f := r.engine.failed.Load(); f != 0 {
+		if f := r.engine.Failed(); f != 0 {
 			t.Fatalf("%d decisions failed to publish", f)
 		}
 	}

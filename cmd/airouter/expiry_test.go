@@ -5,23 +5,38 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
+	"github.com/airouter/airouter/decisions"
 	"github.com/airouter/airouter/domain"
 )
 
 // Expiry is computed, not swept: a ban stops applying at its until by the
 // reader's clock; the log still records when the pair came back, as a
-// ban.lifted event by expiry that names the ban.
+// ban.lifted event by expiry that names the ban, once the decision
+// engine's clock (a fake one here, so nothing waits out the ban) passes
+// the until.
 func TestAnExpiredBanIsRecordedInTheLog(t *testing.T) {
 	up := newUpstream(t, 200)
-	r := start(t, testConfig(t, tempStore(t), "file", "", up))
+	clock := clockwork.NewFakeClock()
+	r := startOn(t, testConfig(t, tempStore(t), "file", "", up), clock)
 	status, _, body := r.do(t, "POST", "/api/ban", testMasterKey,
-		map[string]string{"credential": "cred-a", "model": "gpt-test", "ttl": "300ms", "reason": "short"})
+		map[string]string{"credential": "cred-a", "model": "gpt-test", "ttl": "1h", "reason": "short"})
 	if status != 200 {
 		t.Fatalf("ban: %d %s", status, body)
 	}
 	if _, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now()); !banned {
 		t.Fatal("the ban does not apply right after the API answered")
 	}
+	bans := r.live.Load().Bans(time.Now())
+	if len(bans) != 1 || bans[0].Until == nil {
+		t.Fatalf("bans = %+v", bans)
+	}
+	until := *bans[0].Until
+	if _, banned := r.live.Load().Blocked("cred-a", "gpt-test", until); banned {
+		t.Fatal("the ban still applies at its until")
+	}
+	clock.Advance(until.Sub(clock.Now()) + decisions.DefaultSweepEvery)
 	eventually(t, "the ban to stop applying", func() bool {
 		_, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now())
 		return !banned

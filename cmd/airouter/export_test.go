@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/incident"
 )
 
 // export -since/-until writes exactly the events stamped inside the window,
@@ -41,10 +42,10 @@ func TestExportWritesAWindow(t *testing.T) {
 			want = append(want, e.Pos)
 		}
 	}
-	r := newLineReader(strings.NewReader(out))
+	r := incident.NewLineReader(strings.NewReader(out))
 	var got []domain.Pos
 	for {
-		ev, err := r.next()
+		ev, err := r.Next()
 		if err != nil {
 			break
 		}
@@ -53,7 +54,7 @@ func TestExportWritesAWindow(t *testing.T) {
 		}
 		got = append(got, ev.Pos())
 	}
-	if !slices.Equal(got, want) || r.bad != 0 {
+	if bad, _ := r.NotJSON(); !slices.Equal(got, want) || bad != 0 {
 		t.Fatalf("exported %d events %v..%v, want %d events %v..%v", len(got), got[0], got[len(got)-1], len(want), want[0], want[len(want)-1])
 	}
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/config"
 )
@@ -100,7 +101,13 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 func start(t *testing.T, cfg *config.Config) *running {
 	t.Helper()
-	rt, err := startRouter(context.Background(), cfg, testLogger(t))
+	return startOn(t, cfg, clockwork.NewRealClock())
+}
+
+// startOn is start with the decision engine on clock.
+func startOn(t *testing.T, cfg *config.Config, clock clockwork.Clock) *running {
+	t.Helper()
+	rt, err := startRouterOn(context.Background(), cfg, testLogger(t), clock)
 	if err != nil {
 		t.Fatalf("start router: %v", err)
 	}

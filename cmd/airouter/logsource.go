@@ -3,63 +3,33 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/airouter/airouter/config"
-	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/incident"
+	"github.com/airouter/airouter/redact"
 	"github.com/airouter/airouter/transport/eventlog"
+	"github.com/airouter/airouter/transport/eventlog/streamspec"
 )
-
-// errStop ends a walk over the log early without an error.
-var errStop = errors.New("stop reading")
 
 // listenProbeTimeout bounds the attempt to reach a router's events.listen
 // before replay falls back to a copy of its store directory.
 const listenProbeTimeout = 2 * time.Second
 
-// sourceFlags are the flags that say where a log subcommand reads the log.
-type sourceFlags struct {
-	config string
-	nats   string
-	creds  string
-	file   string
-}
-
-// register adds the flags; withFile adds -file too.
-func (f *sourceFlags) register(fs *flag.FlagSet, withFile bool) {
-	fs.StringVar(&f.config, "config", "", "read the log the config `FILE` names (its events.nats_url, events.listen or a copy of events.store_dir)")
-	fs.StringVar(&f.nats, "nats", "", "read the log on the NATS server at `URL`")
-	fs.StringVar(&f.creds, "creds", "", "NATS credentials `FILE` for -nats")
-	if withFile {
-		fs.StringVar(&f.file, "file", "", "read an exported JSONL `FILE` (no router or NATS needed)")
-	}
-}
-
-// loadConfig loads -config, or returns nil when it is not given.
-func (f *sourceFlags) loadConfig() (*config.Config, error) {
-	if f.config == "" {
-		return nil, nil
-	}
-	return config.Load(f.config)
-}
-
 // logSource is where a log subcommand reads events: a Reader over NATS or
 // over a copy of a store directory, or an exported file.
 type logSource struct {
+	// log is what incident's tools read; its Notes receive notes: a log
+	// that starts after position 1, a file's unreadable lines.
+	log    *incident.Log
 	reader *eventlog.Reader // nil for a file
-	file   string
 	// what names the source in messages.
 	what string
-	// warn receives notes: a log that starts after position 1, a file's
-	// unreadable lines.
-	warn io.Writer
 }
 
 // openSource opens the source the flags name. cfg is -config's, or nil.
@@ -73,23 +43,24 @@ func openSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger h
 	if n > 1 {
 		return nil, errors.New("give one of -nats and -file")
 	}
-	src, err := pickSource(ctx, f, cfg, logger)
+	src, err := pickSource(ctx, f, cfg, logger, warn)
 	if err != nil {
 		return nil, err
 	}
-	src.warn = warn
+	src.log.Notes = warn
 	return src, nil
 }
 
-func pickSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger hclog.Logger) (*logSource, error) {
+func pickSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger hclog.Logger, warn io.Writer) (*logSource, error) {
 	switch {
 	case f.file != "":
-		if _, err := os.Stat(f.file); err != nil {
-			return nil, fmt.Errorf("read the exported log: %w", err)
+		file, err := incident.OpenFile(f.file, warn)
+		if err != nil {
+			return nil, err
 		}
-		return &logSource{file: f.file, what: f.file}, nil
+		return &logSource{log: file.Log(), what: f.file}, nil
 	case f.nats != "":
-		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+eventlog.RedactURLs(f.nats))
+		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+redact.URLs(f.nats))
 	case cfg != nil:
 		return openConfigSource(ctx, cfg, logger)
 	}
@@ -112,12 +83,12 @@ func openConfigSource(ctx context.Context, cfg *config.Config, logger hclog.Logg
 		if err == nil {
 			return src, nil
 		}
-		if e.Storage != config.StorageFile {
+		if e.Storage != streamspec.StorageFile {
 			return nil, fmt.Errorf("no router answers on events.listen %s and events.storage is %s, so there is no log to read: %w", e.Listen, e.Storage, err)
 		}
 		logger.Debug("no router on events.listen; reading a copy of the store", "listen", e.Listen, "error", err)
 	}
-	if e.Storage != config.StorageFile {
+	if e.Storage != streamspec.StorageFile {
 		return nil, fmt.Errorf("events.storage is %s: the log lives only in the running router's memory; set events.listen to read it, or use -nats", e.Storage)
 	}
 	return openReader(ctx, eventlog.ReaderOptions{StoreDir: e.StoreDir, Logger: logger}, "a copy of "+e.StoreDir)
@@ -127,7 +98,7 @@ func openConfigSource(ctx context.Context, cfg *config.Config, logger hclog.Logg
 func liveSource(ctx context.Context, f sourceFlags, cfg *config.Config, logger hclog.Logger) (*logSource, error) {
 	switch {
 	case f.nats != "":
-		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+eventlog.RedactURLs(f.nats))
+		return openReader(ctx, eventlog.ReaderOptions{NatsURL: f.nats, CredsFile: f.creds, Logger: logger}, "NATS at "+redact.URLs(f.nats))
 	case cfg == nil:
 		return nil, errors.New("say where the live log is: -config FILE or -nats URL")
 	case cfg.Events.NATSURL != "":
@@ -143,7 +114,8 @@ func openReader(ctx context.Context, o eventlog.ReaderOptions, what string) (*lo
 	if err != nil {
 		return nil, fmt.Errorf("open the log (%s): %w", what, err)
 	}
-	return &logSource{reader: r, what: what}, nil
+	rl := readerLog{r: r, what: what}
+	return &logSource{log: &incident.Log{Source: rl, Checkpoints: rl, Index: rl, Name: what}, reader: r, what: what}, nil
 }
 
 // listenURL is the URL a local client reaches events.listen at: an
@@ -159,6 +131,7 @@ func listenURL(listen string) string {
 	return "nats://" + net.JoinHostPort(host, port)
 }
 
+// close closes the log's reader; a file needs no closing.
 func (s *logSource) close() {
 	if s.reader != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -166,88 +139,3 @@ func (s *logSource) close() {
 		_ = s.reader.Close(ctx)
 	}
 }
-
-// events calls fn for every event from sequence from on, in log order,
-// until the end of the log as it was when the walk began. Unusable events
-// arrive as events with an empty Kind and only Seq set, as from
-// eventlog.Read. fn returning errStop ends the walk without an error.
-//
-// A walk from the start of a log whose first event is not at position 1
-// (older events were discarded by the stream's limits, or a file is an
-// export of a window) notes it: state from before then is missing.
-func (s *logSource) events(ctx context.Context, from uint64, fn func(domain.Event) error) error {
-	first := from <= 1
-	walk := func(ev domain.Event) error {
-		if first {
-			first = false
-			if ev.Seq > 1 && s.warn != nil {
-				fmt.Fprintf(s.warn, "note: %s starts at log position %d: state from before it (counters, bans imposed earlier) is not included\n", s.what, ev.Seq)
-			}
-		}
-		return fn(ev)
-	}
-	var err error
-	if s.reader != nil {
-		err = s.reader.Read(ctx, from, 0, func(ev domain.Event, _ uint64) error { return walk(ev) })
-	} else {
-		err = s.fileEvents(from, walk)
-	}
-	if errors.Is(err, errStop) {
-		return nil
-	}
-	return err
-}
-
-// fileEvents reads an exported file. Lines that are not JSON are skipped
-// and counted in a note.
-func (s *logSource) fileEvents(from uint64, fn func(domain.Event) error) error {
-	f, err := os.Open(s.file)
-	if err != nil {
-		return fmt.Errorf("read the exported log: %w", err)
-	}
-	defer f.Close()
-	r := newLineReader(f)
-	for {
-		ev, err := r.next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("read %s: %w", s.file, err)
-		}
-		if ev.Seq != 0 && ev.Seq < from {
-			continue
-		}
-		if err := fn(ev); err != nil {
-			return err
-		}
-	}
-	if r.bad > 0 && s.warn != nil {
-		fmt.Fprintf(s.warn, "note: %s: %d lines are not JSON and were skipped (the first is line %d)\n", s.file, r.bad, r.firstBad)
-	}
-	return nil
-}
-
-// checkpoints are the source's stored projection checkpoints; a file has
-// none.
-func (s *logSource) checkpoints(ctx context.Context) ([]eventlog.Checkpoint, error) {
-	if s.reader == nil {
-		return nil, nil
-	}
-	return s.reader.Checkpoints(ctx)
-}
-
-// seqAt is where a walk for events from time t may start: the first event
-// stored at or after t less seekMargin (a file is read from its start).
-func (s *logSource) seqAt(ctx context.Context, t time.Time) (uint64, error) {
-	if s.reader == nil || t.IsZero() {
-		return 0, nil
-	}
-	return s.reader.SeqAt(ctx, t.Add(-seekMargin))
-}
-
-// seekMargin covers the difference between an event's own time and the
-// time the server stored it (a replica's clock running ahead of the
-// server's): a walk from time t starts at events stored a minute before t,
-// and one up to time u stops at the first event stamped a minute after u.
-const seekMargin = time.Minute

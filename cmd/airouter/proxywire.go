@@ -19,7 +19,7 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics pro
 		MaxBodyBytes:   cfg.Server.MaxBodyBytes(),
 		RequestTimeout: cfg.Server.RequestTimeout,
 		WriteTimeout:   cfg.Server.WriteTimeout,
-		Snapshot:       func() proxy.Gate { return rt.live.Load() },
+		Gate:           func() proxy.Gate { return rt.live.Load() },
 		Settings:       settings,
 		Record:         rt.record,
 		Watched:        cfg.BanPolicy().Watched,
@@ -29,7 +29,7 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics pro
 	for _, c := range cfg.Credentials {
 		d.Credentials = append(d.Credentials, proxy.Credential{
 			Name:       c.Name,
-			Type:       string(c.Type),
+			Type:       c.Type,
 			BaseURL:    c.BaseURL,
 			APIKey:     c.APIKey,
 			RPM:        c.RPM,

@@ -8,7 +8,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/incident"
 )
 
 // runReplay reads a log and prints a timeline of it, its events as JSONL,
@@ -48,17 +48,18 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if ff.given() {
 			return errors.New("replay: -at shows the whole state at one moment; -since, -until, -credential, -model and -kind do not apply")
 		}
-		moment, err := parseMoment(*at, now)
+		moment, err := incident.ParseMoment(*at, now)
 		if err != nil {
 			return fmt.Errorf("-at: %w", err)
 		}
 		if moment.IsZero() {
 			moment = now.UTC()
 		}
-		if *view == "" {
-			*view = viewHealth
+		v := incident.View(*view)
+		if v == "" {
+			v = incident.ViewHealth
 		}
-		if !validView(*view) {
+		if !v.Valid() {
 			return fmt.Errorf("-view %q: want bans, health or state", *view)
 		}
 		src, err := openSource(ctx, sf, cfg, logger, stderr)
@@ -66,21 +67,23 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		defer src.close()
-		if cfg == nil && *view == viewHealth {
+		if cfg == nil && v == incident.ViewHealth {
 			fmt.Fprintln(stderr, "note: without -config the health view lists the credentials the log names; types, weights, limits and unused credentials come from the config")
 		}
-		return printView(ctx, src, cfg, moment, *view, stdout)
+		return incident.PrintView(ctx, src.log, adminViews{cfg: cfg}, moment, v, stdout)
 	}
 	filter, err := ff.build(now)
 	if err != nil {
 		return err
 	}
-	var sink eventSink
+	var sink incident.Sink
+	var tl *incident.Timeline
 	switch *format {
 	case "text":
-		sink = newTimeline(stdout, filter)
+		tl = incident.NewTimeline(stdout, filter)
+		sink = tl
 	case "jsonl":
-		sink = newJSONLSink(stdout, filter)
+		sink = incident.NewJSONL(stdout, filter)
 	default:
 		return fmt.Errorf("-format %q: want text or jsonl", *format)
 	}
@@ -89,21 +92,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer src.close()
-	err = src.events(ctx, 0, func(ev domain.Event) error {
-		if ev.Kind != "" && filter.past(ev) {
-			return errStop
-		}
-		return sink.add(ev)
-	})
-	if tl, ok := sink.(*timeline); ok && tl.unreadable() > 0 {
-		fmt.Fprintf(stderr, "note: %d events this version cannot read were skipped (a newer airouter wrote them?)\n", tl.unreadable())
+	err = incident.Copy(ctx, src.log, 0, filter, sink)
+	if tl != nil && tl.Unreadable() > 0 {
+		fmt.Fprintf(stderr, "note: %d events this version cannot read were skipped (a newer airouter wrote them?)\n", tl.Unreadable())
 	}
-	return errors.Join(err, sink.finish())
-}
-
-// eventSink is what a walk over the log writes events to.
-type eventSink interface {
-	add(ev domain.Event) error
-	flush() error
-	finish() error
+	return err
 }

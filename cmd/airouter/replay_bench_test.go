@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/incident"
 	"github.com/airouter/airouter/projections"
 	"github.com/airouter/airouter/transport/eventlog"
 )
@@ -126,7 +127,8 @@ func saveSyntheticCheckpoint(tb testing.TB, lg *eventlog.Log) {
 }
 
 // foldedBy is the position of the last event a fold up to moment at takes
-// in: the one before the first event stamped after at (stateAt's rule).
+// in: the one before the first event stamped after at (incident.StateAt's
+// rule).
 func foldedBy(evs []loggedEvent, at time.Time) domain.Pos {
 	var last domain.Pos
 	for _, e := range evs {
@@ -151,11 +153,11 @@ func TestReplayAtFromACheckpointEqualsAFullFold(t *testing.T) {
 	defer src.close()
 	for _, pos := range []int{1000, 2500, 3000} {
 		at := evs[pos-1].At
-		fromCkpt, ckpt, err := stateAt(ctx, src, at, true)
+		fromCkpt, ckpt, err := incident.StateAt(ctx, src.log, at, true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		full, none, err := stateAt(ctx, src, at, false)
+		full, none, err := incident.StateAt(ctx, src.log, at, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,15 +214,15 @@ func BenchmarkReplay1M(b *testing.B) {
 			open(b).close()
 		}
 	})
-	timeline := func(b *testing.B, src *logSource) {
+	timeline := func(b *testing.B, l *incident.Log) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			tl := newTimeline(io.Discard, eventFilter{})
+			tl := incident.NewTimeline(io.Discard, incident.Filter{})
 			count := 0
-			if err := src.events(ctx, 0, func(ev domain.Event) error { count++; return tl.add(ev) }); err != nil {
+			if err := l.Walk(ctx, 0, func(ev domain.Event) error { count++; return tl.Add(ev) }); err != nil {
 				b.Fatal(err)
 			}
-			if err := tl.finish(); err != nil || count != n {
+			if err := tl.Finish(); err != nil || count != n {
 				b.Fatalf("replayed %d events: %v", count, err)
 			}
 		}
@@ -230,7 +232,7 @@ func BenchmarkReplay1M(b *testing.B) {
 		src := open(b)
 		defer src.close()
 		b.ResetTimer()
-		timeline(b, src)
+		timeline(b, src.log)
 	})
 	b.Run("timeline/file", func(b *testing.B) {
 		src := open(b)
@@ -239,17 +241,17 @@ func BenchmarkReplay1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sink := newJSONLSink(f, eventFilter{})
-		if err := src.events(ctx, 0, sink.add); err != nil {
-			b.Fatal(err)
-		}
-		if err := sink.finish(); err != nil {
+		if err := incident.Copy(ctx, src.log, 0, incident.Filter{}, incident.NewJSONL(f, incident.Filter{})); err != nil {
 			b.Fatal(err)
 		}
 		f.Close()
 		src.close()
+		exported, err := incident.OpenFile(file, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.ResetTimer()
-		timeline(b, &logSource{file: file, what: file})
+		timeline(b, exported.Log())
 	})
 	at := evs[990_000-1].At
 	for _, tc := range []struct {
@@ -261,7 +263,7 @@ func BenchmarkReplay1M(b *testing.B) {
 			defer src.close()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				st, _, err := stateAt(ctx, src, at, tc.checkpoints)
+				st, _, err := incident.StateAt(ctx, src.log, at, tc.checkpoints)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -66,7 +66,7 @@ func settle(t *testing.T, r *running) {
 		if err := r.live.WaitFor(ctx, last); err != nil {
 			t.Fatal(err)
 		}
-		if last == prev && len(r.engine.decisions) == 0 {
+		if last == prev && r.engine.Queued() == 0 {
 			return
 		}
 		prev = last

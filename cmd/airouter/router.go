@@ -11,28 +11,18 @@ import (
 
 	"github.com/gorilla/mux"
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/adminapi"
 	"github.com/airouter/airouter/config"
-	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/decisions"
 	"github.com/airouter/airouter/projections"
 	"github.com/airouter/airouter/transport/eventlog"
 	"github.com/airouter/airouter/transport/proxy"
 )
 
-// Wiring constants.
-const (
-	// checkpointEvery bounds the events replayed at start: at ~300k
-	// events/s, 50k events are under 0.2 s.
-	checkpointEvery = 50_000
-	// catchUpTimeout bounds the replay before the router reports ready.
-	catchUpTimeout = 2 * time.Minute
-	// expiryEvery is how often expired bans are looked for, to record
-	// their lifting in the log (routing never waits for it).
-	expiryEvery = time.Second
-	// decisionQueue bounds decisions waiting to be published.
-	decisionQueue = 4096
-)
+// catchUpTimeout bounds the replay before the router reports ready.
+const catchUpTimeout = 2 * time.Minute
 
 // router is one running airouter: its log, projections, policy engine and
 // HTTP surfaces.
@@ -41,26 +31,37 @@ type router struct {
 	logger hclog.Logger
 	log    *eventlog.Log
 	live   *projections.Live
-	engine *engine
+	engine *decisions.Engine
 	proxy  *proxy.Proxy
 	admin  *adminapi.API
 	stop   func() // stops the consumer
 	cancel context.CancelFunc
-	ckpt   *checkpointer
-	once   sync.Once
-	err    error
+	ckpt   *decisions.Checkpointer
+	// bootSeq is the log's last sequence at start: outcomes up to it were
+	// decided before this process started.
+	bootSeq uint64
+	// clock is the decision engine's.
+	clock clockwork.Clock
+	once  sync.Once
+	err   error
 }
 
 // startRouter opens the log, rebuilds the projections from the latest
 // checkpoint and the events after it, and builds the HTTP surfaces. It
 // returns once the projections have caught up with the log.
 func startRouter(ctx context.Context, cfg *config.Config, logger hclog.Logger) (*router, error) {
+	return startRouterOn(ctx, cfg, logger, clockwork.NewRealClock())
+}
+
+// startRouterOn is startRouter with the decision engine on clock (tests
+// move a fake one past a ban's end).
+func startRouterOn(ctx context.Context, cfg *config.Config, logger hclog.Logger, clock clockwork.Clock) (*router, error) {
 	started := time.Now()
 	lg, err := eventlog.Open(ctx, logOptions(cfg, logger))
 	if err != nil {
 		return nil, fmt.Errorf("start the event log: %w", err)
 	}
-	rt := &router{cfg: cfg, logger: logger, log: lg}
+	rt := &router{cfg: cfg, logger: logger, log: lg, clock: clock}
 	if err := rt.restoreProjections(ctx); err != nil {
 		_ = lg.Close(context.Background())
 		return nil, err
@@ -111,33 +112,48 @@ func (rt *router) restoreProjections(ctx context.Context) error {
 	}
 	state := rt.restore(ctx, last)
 	rt.live = projections.NewLive(state)
-	rt.ckpt = newCheckpointer(rt.log, rt.logger.Named("checkpoint"))
-	rt.engine = &engine{
-		log:        rt.log,
-		live:       rt.live,
-		policy:     rt.cfg.BanPolicy(),
-		logger:     rt.logger.Named("policy"),
-		bootSeq:    last,
-		decisions:  make(chan domain.Event, decisionQueue),
-		checkpoint: rt.ckpt.offer,
-		every:      checkpointEvery,
-		now:        time.Now,
+	rt.bootSeq = last
+	rt.ckpt, err = decisions.NewCheckpointer(rt.log, rt.logger.Named("checkpoint"))
+	return err
+}
+
+// installEngine builds the decision engine over the projections, the log and
+// the admin API's observer, and installs it as the writer's AfterApply,
+// before the first event is applied; follow starts it once caught up.
+func (rt *router) installEngine() error {
+	dc := decisions.Config{
+		Log:         rt.log,
+		Snapshot:    rt.live.Load,
+		Clock:       rt.clock,
+		Policy:      rt.cfg.BanPolicy(),
+		BootSeq:     rt.bootSeq,
+		Observe:     rt.admin.Observe,
+		Checkpoints: rt.ckpt,
+		Logger:      rt.logger.Named("policy"),
 	}
 	if !rt.cfg.Events.Embedded() {
-		rt.engine.horizon = eventlog.DuplicateWindow / 2
+		dc.Horizon = decisions.ReplicaHorizon(eventlog.DuplicateWindow)
 	}
-	rt.live.AfterApply = rt.engine.afterApply
+	e, err := decisions.New(dc)
+	if err != nil {
+		return err
+	}
+	rt.engine = e
+	rt.live.AfterApply = e.AfterApply
 	return nil
 }
 
-// follow replays the log after the restored state and keeps following it;
-// it returns once the projections have caught up with the log as it was at
-// start.
+// follow installs the decision engine, replays the log after the restored
+// state and keeps following it; it returns once the projections have
+// caught up with the log as it was at start, with the engine publishing.
 func (rt *router) follow(ctx context.Context) error {
-	last := rt.engine.bootSeq
+	if err := rt.installEngine(); err != nil {
+		return err
+	}
+	last := rt.bootSeq
 	runCtx, cancel := context.WithCancel(context.Background())
 	rt.cancel = cancel
-	rt.ckpt.run(runCtx)
+	rt.ckpt.Start(runCtx)
 	stop, err := rt.log.Consume(runCtx, rt.live.Load().Pos().ResumeSeq(), rt.live.Apply)
 	if err != nil {
 		cancel()
@@ -162,7 +178,7 @@ func (rt *router) follow(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("replay the log up to sequence %d: %w", last, err)
 	}
-	rt.engine.run(runCtx, expiryEvery, time.Now)
+	rt.engine.Start(runCtx)
 	return nil
 }
 
@@ -235,13 +251,13 @@ func (rt *router) close() error {
 			rt.cancel()
 		}
 		if rt.engine != nil {
-			rt.engine.wait()
+			rt.engine.Wait()
 		}
 		var errs []error
 		if rt.ckpt != nil {
-			rt.ckpt.wait()
+			rt.ckpt.Wait()
 			// The consumer has stopped: the writer's state is ours now.
-			if err := rt.ckpt.saveNow(rt.live.State()); err != nil {
+			if err := rt.ckpt.SaveNow(rt.live.State()); err != nil {
 				errs = append(errs, err)
 			}
 		}

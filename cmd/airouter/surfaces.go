@@ -12,79 +12,57 @@ import (
 	"github.com/airouter/airouter/transport/proxy"
 )
 
-// buildSurfaces builds the admin API and the proxy over the projections
-// and the log, before the log is followed.
+// buildSurfaces builds the admin API over the projections and the log,
+// then the proxy, which reads the API's failover settings and reports
+// through its metrics, then hands the proxy's counters (usage, rejections,
+// learned models) to the API. It runs before the log is followed.
 func (rt *router) buildSurfaces() error {
 	ad := adminDeps(rt.cfg, rt.logger)
 	ad.Snapshot = rt.live.Load
 	ad.WaitFor = rt.live.WaitFor
 	ad.Publish = rt.log.PublishControl
 	ad.LogStatus = rt.logStatus
-	var p *proxy.Proxy
-	ad.Usage = func(credential, model string) (int, int) { return p.Usage(credential, model) }
-	ad.Rejections = func() map[string]uint64 { return p.Rejections() }
-	ad.Pairs = func() []adminapi.Pair { return rt.pairs(p) }
 	admin, err := adminapi.New(ad)
 	if err != nil {
 		return err
 	}
-	rt.admin = admin
-	p, err = proxy.New(rt.proxyDeps(admin.Settings, admin.Metrics()))
+	p, err := proxy.New(rt.proxyDeps(admin.Settings, admin.Metrics()))
 	if err != nil {
 		return err
 	}
-	rt.proxy = p
-	rt.engine.observe = admin.Observe
+	admin.SetTraffic(p)
+	rt.admin, rt.proxy = admin, p
 	return nil
 }
 
 // adminDeps is the part of the admin API's dependencies that config
 // determines: credentials, configured pairs, watched codes, default
-// settings. The router adds the live snapshot, the log and usage; replay
-// adds a replayed snapshot and a fixed clock, so both judge /health alike.
+// settings. The router adds the live snapshot, the log and the proxy's
+// counters; replay adds a replayed snapshot and a fixed clock, so both
+// judge /health alike.
 func adminDeps(cfg *config.Config, logger hclog.Logger) adminapi.Deps {
 	ad := adminapi.Deps{
 		MasterKey:       cfg.Server.MasterKey,
 		Watched:         cfg.BanPolicy().Watched,
 		DefaultSettings: cfg.Fallback.Settings(),
 		Logger:          logger,
-		WriteTimeout:    cfg.Server.RequestTimeout,
-		Pairs:           func() []adminapi.Pair { return configuredPairs(cfg) },
+		// An operator's change is a request: it waits for its event to be
+		// applied no longer than server.request_timeout.
+		ChangeTimeout:   cfg.Server.RequestTimeout,
+		ConfiguredPairs: configuredPairs(cfg),
 	}
 	for _, c := range cfg.Credentials {
 		ad.Credentials = append(ad.Credentials, adminapi.Credential{
-			Name: c.Name, Type: string(c.Type), IsFallback: c.IsFallback,
+			Name: c.Name, Type: c.Type, IsFallback: c.IsFallback,
 			Weight: c.Weight, RPM: c.RPM, TPM: c.TPM,
 		})
 	}
 	return ad
 }
 
-// pairs lists the pairs /health shows: every configured target, and the
-// models proxy credentials learned.
-func (rt *router) pairs(p *proxy.Proxy) []adminapi.Pair {
-	out := configuredPairs(rt.cfg)
-	seen := make(map[domain.Key]bool, len(out))
-	for _, pr := range out {
-		seen[domain.Key{Credential: pr.Credential, Model: pr.Model}] = true
-	}
-	learned := p.Learned()
-	for _, c := range rt.cfg.Credentials {
-		for _, m := range learned[c.Name] {
-			k := domain.Key{Credential: c.Name, Model: m}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			out = append(out, adminapi.Pair{Credential: c.Name, Model: m, Weight: c.Weight, RPM: -1, TPM: -1})
-		}
-	}
-	return out
-}
-
-// configuredPairs lists every configured target once. Replay shows these
-// too; the models proxy credentials learn at runtime are not in the log,
-// so replay shows them only once an event names them.
+// configuredPairs lists every configured target once. The admin API adds
+// the models proxy credentials learned; replay has no proxy, so it shows a
+// learned model only once an event names it.
 func configuredPairs(cfg *config.Config) []adminapi.Pair {
 	var out []adminapi.Pair
 	seen := map[domain.Key]bool{}

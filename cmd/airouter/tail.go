@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"time"
 
-	"github.com/airouter/airouter/domain"
-	"github.com/airouter/airouter/transport/eventlog"
+	"github.com/airouter/airouter/incident"
 )
 
 // runTail follows the live log and prints each new event as it is stored,
@@ -40,14 +38,12 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	var sink eventSink
+	var sink incident.Sink
 	switch *format {
 	case "text":
-		tl := newTimeline(stdout, filter)
-		tl.perOutcome = true
-		sink = tl
+		sink = incident.NewLiveTimeline(stdout, filter)
 	case "jsonl":
-		sink = newJSONLSink(stdout, filter)
+		sink = incident.NewJSONL(stdout, filter)
 	default:
 		return fmt.Errorf("-format %q: want text or jsonl", *format)
 	}
@@ -60,43 +56,7 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer src.close()
-	return follow(ctx, src, *bans, sink, func() {
+	return incident.Follow(ctx, readerLog{r: src.reader, what: src.what}, *bans, sink, func() {
 		fmt.Fprintf(stderr, "following %s; stop with Ctrl-C\n", src.what)
 	})
-}
-
-// follow feeds the events stored from now on to sink until ctx ends or a
-// write fails; ready runs once the subscription is in place.
-func follow(ctx context.Context, src *logSource, bansOnly bool, sink eventSink, ready func()) error {
-	var subjects []string
-	if bansOnly {
-		subjects = eventlog.BanSubjects()
-	}
-	failed := make(chan error, 1)
-	stop, err := src.reader.Follow(ctx, subjects, func(ev domain.Event, pending uint64) {
-		err := sink.add(ev)
-		if err == nil && pending == 0 {
-			err = sink.flush()
-		}
-		if err != nil {
-			select {
-			case failed <- err:
-			default:
-			}
-		}
-	})
-	if err != nil {
-		return fmt.Errorf("follow the log (%s): %w", src.what, err)
-	}
-	ready()
-	select {
-	case <-ctx.Done():
-		err = nil
-	case err = <-failed:
-	}
-	stop()
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	return errors.Join(err, sink.finish())
 }

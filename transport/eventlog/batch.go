@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/eventjson"
 )
 
 // Outcome batches. The publisher sends the outcome events it finds queued
 // together, per pair, as one message: JSON Lines, one domain.Event a line,
 // on the pair's outcome subject. Storing, acknowledging and delivering a
-// message costs the same whatever it carries, so a batch of ten costs the
-// log about a tenth per event (BenchmarkProxyOverhead in transport/proxy).
+// message costs the log the same whatever it carries, so a batch of n
+// outcomes costs about 1/n per event of what single-event messages would.
 // Only outcome subjects carry batches; every other message holds exactly
 // one event, and a reader splits a message into lines only on an outcome
 // subject. Readers number the events of a message by Index (domain.Pos).
@@ -158,33 +159,33 @@ func (b *batch) sendGroup(g *batchGroup) {
 // outcomes of different pairs queued together are grouped by pair (each
 // pair's in order). A Flush marker ends the round after everything queued
 // before it was handed to the client, so the flush covers it.
-func (l *Log) drain(first pubItem) {
+func (p *publisher) drain(first pubItem) {
 	it := first
 	for n := 1; ; n++ {
-		l.subjects.resolve(&it)
+		p.subjects.resolve(&it)
 		switch {
 		case it.flushed != nil:
-			l.batch.flush()
-			l.handleItem(it)
+			p.batch.flush()
+			p.handleItem(it)
 			return
 		case batchable(it.subject):
-			l.batch.add(it)
+			p.batch.add(it)
 		default:
-			l.batch.flush() // what was queued before it goes first
-			l.publishAsync(it)
+			p.batch.flush() // what was queued before it goes first
+			p.publishAsync(it)
 		}
 		if n == maxDrain {
 			break
 		}
 		select {
-		case it = <-l.queue:
-			l.unsent.Add(int64(it.events))
+		case it = <-p.queue:
+			p.unsent.Add(int64(it.events))
 			continue
 		default:
 		}
 		break
 	}
-	l.batch.flush()
+	p.batch.flush()
 }
 
 // deliver hands the events of one message to fn: each line of a batch on an
@@ -192,13 +193,13 @@ func (l *Log) drain(first pubItem) {
 // the consumer's count of messages behind this one; fn gets it plus the
 // events still to come in this message, so it is 0 only for the last event
 // delivered. It stops early when stopped reports true.
-func (l *Log) deliver(dec *domain.Decoder, subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
+func (cs *consumers) deliver(dec *eventjson.Decoder, subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
 	rest := 0
 	if batchable(subject) && bytes.IndexByte(data, '\n') >= 0 {
 		rest = lines(data)
 	}
 	if rest == 0 { // one event, or nothing usable: a skip marker
-		fn(l.decode(dec, data, domain.Pos{Seq: seq}), pending)
+		fn(cs.decode(dec, data, domain.Pos{Seq: seq}), pending)
 		return
 	}
 	var index uint32
@@ -207,7 +208,7 @@ func (l *Log) deliver(dec *domain.Decoder, subject string, data []byte, seq, pen
 			return false
 		}
 		rest--
-		fn(l.decode(dec, line, domain.Pos{Seq: seq, Index: index}), pending+uint64(rest))
+		fn(cs.decode(dec, line, domain.Pos{Seq: seq, Index: index}), pending+uint64(rest))
 		index++
 		return true
 	})

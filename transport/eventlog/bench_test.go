@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/eventjson"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -85,11 +86,13 @@ func BenchmarkRawPublishAsync(b *testing.B) {
 	l := benchLog(b, b.TempDir())
 	defer closeBench(b, l)
 	items := make([]pubItem, 1024)
+	var subjects subjectCache
 	for i := range items {
 		it, err := encodeItem(outcomeEvent(i))
 		if err != nil {
 			b.Fatal(err)
 		}
+		subjects.resolve(&it) // an outcome names its pair; the publisher looks up its subject
 		items[i] = it
 	}
 	b.ResetTimer()
@@ -97,7 +100,7 @@ func BenchmarkRawPublishAsync(b *testing.B) {
 	for i := range b.N {
 		it := items[i%len(items)]
 		for {
-			_, err := l.js.PublishAsync(it.subject, it.data)
+			_, err := l.conn.js.PublishAsync(it.subject, it.data)
 			if err == nil {
 				break
 			}
@@ -106,7 +109,7 @@ func BenchmarkRawPublishAsync(b *testing.B) {
 			}
 		}
 	}
-	<-l.js.PublishAsyncComplete()
+	<-l.conn.js.PublishAsyncComplete()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "stored/s")
 }
 
@@ -179,7 +182,7 @@ func publishAtRate(b *testing.B, rate int, d time.Duration) {
 const benchEvents = 1_000_000
 
 // BenchmarkConsume1M replays 1M realistic outcome events: through Consume
-// with domain.Decode, and, for comparison, through a bare ordered consumer
+// with eventjson.Decode, and, for comparison, through a bare ordered consumer
 // with and without encoding/json.
 func BenchmarkConsume1M(b *testing.B) {
 	l := benchLog(b, b.TempDir())
@@ -221,7 +224,7 @@ func rawReplay(b *testing.B, l *Log, decode bool) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	oc, err := l.js.OrderedConsumer(context.Background(), EventsStream, jetstream.OrderedConsumerConfig{})
+	oc, err := l.conn.js.OrderedConsumer(context.Background(), EventsStream, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -340,19 +343,19 @@ func copyDir(src, dst string) error {
 	})
 }
 
-// BenchmarkCodec is the per-event cost of domain.Encode (paid by Publish's
-// caller) and domain.Decode (paid by every consumer) for a realistic
+// BenchmarkCodec is the per-event cost of eventjson.Encode (paid by Publish's
+// caller) and eventjson.Decode (paid by every consumer) for a realistic
 // outcome.
 func BenchmarkCodec(b *testing.B) {
 	ev := outcomeEvent(5)
-	data, err := domain.Encode(ev)
+	data, err := eventjson.Encode(ev)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("encode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := domain.Encode(ev); err != nil {
+			if _, err := eventjson.Encode(ev); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -361,7 +364,7 @@ func BenchmarkCodec(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := domain.Decode(data); err != nil {
+			if _, err := eventjson.Decode(data); err != nil {
 				b.Fatal(err)
 			}
 		}

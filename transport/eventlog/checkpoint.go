@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,28 +18,33 @@ const CheckpointSeqHeader = "Airouter-Checkpoint-Seq"
 // checkpointOverhead leaves room for the subject and headers in a message.
 const checkpointOverhead = 1024
 
-// SaveCheckpoint stores projection state taken after applying events up to
-// seq. Only the latest two are kept, with no age limit, so a checkpoint
-// carries state (permanent bans) past the events stream's retention. data
-// must fit in one NATS message (8 MiB embedded; the cluster's max_payload
-// otherwise).
-func (l *Log) SaveCheckpoint(ctx context.Context, seq uint64, data []byte) error {
-	if limit := l.nc.MaxPayload() - checkpointOverhead; int64(len(data)) > limit {
+// Checkpoint is one stored projection checkpoint.
+type Checkpoint struct {
+	// Seq is the events-stream sequence the state was taken at.
+	Seq  uint64
+	Data []byte
+	// Stored is when the checkpoint was stored: by then the writer had
+	// applied every event up to Seq.
+	Stored time.Time
+}
+
+// saveCheckpoint stores data as the checkpoint at seq (Log.SaveCheckpoint).
+func (c *conn) saveCheckpoint(ctx context.Context, seq uint64, data []byte) error {
+	if limit := c.nc.MaxPayload() - checkpointOverhead; int64(len(data)) > limit {
 		return fmt.Errorf("save checkpoint at seq %d: %d bytes exceed the %d-byte message limit", seq, len(data), limit)
 	}
 	msg := nats.NewMsg(CheckpointsSubject)
 	msg.Header.Set(CheckpointSeqHeader, strconv.FormatUint(seq, 10))
 	msg.Data = data
-	if _, err := l.js.PublishMsg(ctx, msg); err != nil {
+	if _, err := c.js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("save checkpoint at seq %d: %w", seq, err)
 	}
 	return nil
 }
 
-// LoadCheckpoint returns the latest checkpoint; ok is false when there is
-// none.
-func (l *Log) LoadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok bool, err error) {
-	m, err := l.ckpts.GetLastMsgForSubject(ctx, CheckpointsSubject)
+// loadCheckpoint returns the latest checkpoint (Log.LoadCheckpoint).
+func (c *conn) loadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok bool, err error) {
+	m, err := c.ckpts.GetLastMsgForSubject(ctx, CheckpointsSubject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil, false, nil
 	}
@@ -51,4 +57,33 @@ func (l *Log) LoadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok b
 		return 0, nil, false, fmt.Errorf("load checkpoint (stream seq %d): bad %s header %q", m.Sequence, CheckpointSeqHeader, h)
 	}
 	return seq, m.Data, true, nil
+}
+
+// checkpoints returns every stored checkpoint, oldest first
+// (Reader.Checkpoints); none when there is no checkpoints stream.
+func (c *conn) checkpoints(ctx context.Context) ([]Checkpoint, error) {
+	if c.ckpts == nil {
+		return nil, nil
+	}
+	info, err := c.ckpts.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read %s state: %w", CheckpointsStream, err)
+	}
+	st := info.State
+	var out []Checkpoint
+	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
+		m, err := c.ckpts.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read checkpoint at %s sequence %d: %w", CheckpointsStream, seq, err)
+		}
+		var at uint64
+		if _, err := fmt.Sscan(m.Header.Get(CheckpointSeqHeader), &at); err != nil {
+			continue // not a checkpoint this version wrote
+		}
+		out = append(out, Checkpoint{Seq: at, Data: m.Data, Stored: m.Time.UTC()})
+	}
+	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/eventjson"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -16,7 +17,7 @@ import (
 // a newer airouter or a foreign tool could.
 func rawPublish(t *testing.T, l *Log, subject string, data []byte) {
 	t.Helper()
-	nc, err := nats.Connect("", nats.InProcessServer(l.srv))
+	nc, err := nats.Connect("", nats.InProcessServer(l.conn.srv))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestConsumeFromSequence(t *testing.T) {
 	}
 
 	// Starting before the oldest stored event (expired) starts at it.
-	if err := l.events.Purge(testCtx(t), jetstream.WithPurgeSequence(9)); err != nil {
+	if err := l.conn.events.Purge(testCtx(t), jetstream.WithPurgeSequence(9)); err != nil {
 		t.Fatal(err)
 	}
 	ch2 := make(chan domain.Event, 10)
@@ -196,7 +197,7 @@ func TestListenServesNATSClientsAndExternalMode(t *testing.T) {
 	if msg.Subject != "airouter.events.ban.c1.gpt-4~2E1" {
 		t.Errorf("TCP client got subject %q", msg.Subject)
 	}
-	if ev, err := domain.Decode(msg.Data); err != nil || ev.Ban == nil || ev.Ban.Model != "gpt-4.1" {
+	if ev, err := eventjson.Decode(msg.Data); err != nil || ev.Ban == nil || ev.Ban.Model != "gpt-4.1" {
 		t.Errorf("TCP client got %q (%v)", msg.Data, err)
 	}
 	got := waitEvents(t, follow, 2)
@@ -227,9 +228,9 @@ func TestConsumersStopWithContextAndClose(t *testing.T) {
 	if err := l.Close(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	l.consMu.Lock()
-	registered := len(l.consumers)
-	l.consMu.Unlock()
+	l.cons.mu.Lock()
+	registered := len(l.cons.running)
+	l.cons.mu.Unlock()
 	if registered != 0 {
 		t.Errorf("%d consumers still registered after Close", registered)
 	}

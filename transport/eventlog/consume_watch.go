@@ -17,7 +17,7 @@ import (
 // back. Once a second the log checks every unfiltered consumer: one that
 // delivered nothing for stallTicks checks in a row while the stream held
 // events past it is re-created from the sequence after the last one it
-// delivered, while the log is writable. The old one is stopped; anything
+// delivered, while the stream answers. The old one is stopped; anything
 // both deliver is passed to fn once (handle drops sequences already seen).
 const (
 	// stallTicks is how many one-second checks in a row a consumer must
@@ -48,22 +48,22 @@ func (c *consumer) consumeOpts() []jetstream.PullConsumeOpt {
 	}
 }
 
-// watchConsumers runs the stall check; it is called once a second.
-func (l *Log) watchConsumers() {
-	if l.js == nil || l.events == nil || !l.writable() {
+// watch runs the stall check; the log's ticker calls it once a second.
+func (cs *consumers) watch() {
+	if cs.conn.js == nil || cs.conn.events == nil || !cs.streamUp() {
 		return // reconnecting is the client's job; the check resumes after
 	}
-	l.consMu.Lock()
-	cs := make([]*consumer, 0, len(l.consumers))
-	for c := range l.consumers {
+	cs.mu.Lock()
+	run := make([]*consumer, 0, len(cs.running))
+	for c := range cs.running {
 		if len(c.cfg.FilterSubjects) == 0 {
-			cs = append(cs, c)
+			run = append(run, c)
 		}
 	}
-	l.consMu.Unlock()
+	cs.mu.Unlock()
 	var last uint64
 	known := false
-	for _, c := range cs {
+	for _, c := range run {
 		d := c.delivered.Load()
 		progressed := c.seen.Swap(d) != d
 		if progressed || (d == 0 && c.cfg.DeliverPolicy == jetstream.DeliverNewPolicy) {
@@ -72,7 +72,7 @@ func (l *Log) watchConsumers() {
 		}
 		if !known {
 			ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
-			info, err := l.events.Info(ctx)
+			info, err := cs.conn.events.Info(ctx)
 			cancel()
 			if err != nil {
 				return
@@ -85,7 +85,7 @@ func (l *Log) watchConsumers() {
 		}
 		if c.behind.Add(1) >= stallTicks && c.restarting.CompareAndSwap(false, true) {
 			c.behind.Store(0)
-			l.restarts.Add(1)
+			cs.restarts.Add(1)
 			go c.restart()
 		}
 	}
@@ -104,9 +104,9 @@ func (c *consumer) position() uint64 {
 // restart replaces a stalled consumption with a new ordered consumer from
 // the sequence after the last delivered one.
 func (c *consumer) restart() {
-	defer c.l.restarts.Done()
+	defer c.set.restarts.Done()
 	defer c.restarting.Store(false)
-	if c.stopped.Load() || c.l.closing.Load() {
+	if c.stopped.Load() || c.set.closing.Load() {
 		return
 	}
 	cfg := c.cfg
@@ -118,7 +118,7 @@ func (c *consumer) restart() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), restartTimeout)
 	defer cancel()
-	oc, err := c.l.js.OrderedConsumer(ctx, EventsStream, cfg)
+	oc, err := c.set.conn.js.OrderedConsumer(ctx, EventsStream, cfg)
 	if err != nil {
 		c.consumeErr(nil, fmt.Errorf("replace a stalled consumer at seq %d: %w", from, err))
 		return
@@ -137,7 +137,7 @@ func (c *consumer) restart() {
 	old := c.cc
 	c.cc = cc
 	c.ccMu.Unlock()
-	c.l.log.Info("replaced a stalled event consumer", "from_seq", from)
+	c.set.log.Info("replaced a stalled event consumer", "from_seq", from)
 	// Stopping the old one waits for the client's own re-creation attempt
 	// to end (up to its 10 s timeout); nothing waits for that.
 	go old.Stop()

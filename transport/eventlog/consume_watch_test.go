@@ -9,12 +9,12 @@ import (
 // onlyConsumer returns the log's one running consumer.
 func onlyConsumer(t *testing.T, l *Log) *consumer {
 	t.Helper()
-	l.consMu.Lock()
-	defer l.consMu.Unlock()
-	if len(l.consumers) != 1 {
-		t.Fatalf("%d consumers, want 1", len(l.consumers))
+	l.cons.mu.Lock()
+	defer l.cons.mu.Unlock()
+	if len(l.cons.running) != 1 {
+		t.Fatalf("%d consumers, want 1", len(l.cons.running))
 	}
-	for c := range l.consumers {
+	for c := range l.cons.running {
 		return c
 	}
 	return nil
@@ -53,7 +53,7 @@ func TestAStalledConsumerIsReplacedWhereItStopped(t *testing.T) {
 	dead.Stop()
 	publishAndFlush(t, l, 3, 8)
 	for range stallTicks + 1 { // the first check records where it stands
-		l.watchConsumers()
+		l.cons.watch()
 	}
 	got := waitEvents(t, ch, 5)
 	for i, ev := range got {
@@ -88,7 +88,7 @@ func TestAQuietConsumerIsNotReplaced(t *testing.T) {
 	first := c.cc
 	c.ccMu.Unlock()
 	for range 3 * stallTicks {
-		l.watchConsumers()
+		l.cons.watch()
 	}
 	c.ccMu.Lock()
 	same := c.cc == first

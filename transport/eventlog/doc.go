@@ -5,7 +5,9 @@
 // AIROUTER_CHECKPOINTS stream that carries projection state past the event
 // stream's retention. The request path calls Publish, which never blocks;
 // control decisions call PublishControl, which is synchronous, retried and
-// deduplicated; projections read with Consume.
+// deduplicated; projections read with Consume. Operators' tools read with a
+// Reader (OpenReader), which opens the streams that exist, on a NATS URL or
+// a private copy of a store directory, and cannot publish.
 //
 // # Subjects
 //

@@ -3,329 +3,173 @@ package eventlog
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"strings"
 	"sync"
-	"sync/atomic"
-	"time"
 
+	"github.com/airouter/airouter/domain"
 	"github.com/hashicorp/go-hclog"
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Async publish tuning (jetstream.md §3 and §4.3): a small in-flight window
-// keeps ack latency low without costing throughput, and a timeout makes
-// sure no future hangs when the connection goes away.
-const (
-	asyncMaxPending = 2048
-	asyncTimeout    = 5 * time.Second
-	// pingInterval and maxPingsOut detect a dead external server in
-	// 10 to 15 s.
-	pingInterval = 5 * time.Second
-	maxPingsOut  = 2
-)
-
-// Log is the event log. It is safe for concurrent use.
+// Log is the event log a router writes and folds: a connection to NATS
+// with both streams set up (conn.go), the publisher that writes events
+// (publisher.go) and the consumers that read them (consume.go). It is safe
+// for concurrent use.
 type Log struct {
-	opts     Options
-	log      hclog.Logger
-	external bool
+	opts Options
+	log  hclog.Logger
+	errs *lastError
+	conn *conn
+	pub  *publisher
+	cons *consumers
+	tick *ticker // losses line and stalled-consumer check
 
-	lock    *dirLock
-	tempDir string // memory storage's private directory, removed on Close
-	srv     *server.Server
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	events  jetstream.Stream
-	ckpts   jetstream.Stream
-	ncDone  chan struct{} // closed when nc is closed
-
-	queue     chan pubItem
-	closing   atomic.Bool
-	stopPub   chan struct{} // closed by Close: drain the queue and stop
-	abortPub  chan struct{} // closed by Close when its deadline passes
-	pubDone   chan struct{}
-	stopTick  chan struct{}
-	tickDone  chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-
-	// Outages (outage.go): publishes nobody answered, sent again first,
-	// and whether the stream left the last publish unanswered; replacements
-	// of stalled consumers under way (consume_watch.go).
-	retry      chan pubItem
-	streamDown atomic.Bool
-	batch      batch        // the publisher goroutine's
-	subjects   subjectCache // the publisher goroutine's
-	// unsent counts the events taken from the queue (or sent back to the
-	// retry queue) and not yet handed to the client: Stats.Pending.
-	unsent   atomic.Int64
-	restarts sync.WaitGroup
-
-	counters
-	reporter *lossReporter
-	skips    skipLog
-
-	consMu    sync.Mutex
-	consumers map[*consumer]struct{}
-}
-
-// newLog builds a Log's channels and bookkeeping from defaulted options;
-// Open and OpenReader both start from it.
-func newLog(o Options) *Log {
-	l := &Log{
-		opts:      o,
-		log:       o.Logger.Named("eventlog"),
-		external:  o.NatsURL != "",
-		ncDone:    make(chan struct{}),
-		queue:     make(chan pubItem, o.QueueSize),
-		retry:     make(chan pubItem, retryCap),
-		stopPub:   make(chan struct{}),
-		abortPub:  make(chan struct{}),
-		pubDone:   make(chan struct{}),
-		stopTick:  make(chan struct{}),
-		tickDone:  make(chan struct{}),
-		consumers: make(map[*consumer]struct{}),
-	}
-	l.reporter = newLossReporter(l.log, &l.counters)
-	l.batch.send = l.publishAsync
-	return l
 }
 
 // Open starts (or connects to) NATS, makes sure both streams exist and
 // starts the publisher. On error nothing is left running and the store
 // lock is released.
 func Open(ctx context.Context, opts Options) (*Log, error) {
+	l, err := openIdle(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	l.pub.start()
+	return l, nil
+}
+
+// openIdle is Open without starting the publisher goroutine: Publish
+// queues, nothing sends until pub.start.
+func openIdle(ctx context.Context, opts Options) (*Log, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	l := newLog(o)
-	if err := l.open(ctx); err != nil {
-		return nil, errors.Join(err, l.teardown())
+	l := &Log{opts: o, log: o.Logger.Named("eventlog"), errs: new(lastError)}
+	l.conn = newConn(l.log, l.errs, o.NatsURL)
+	l.pub = newPublisher(l.conn, l.log, l.errs, o.QueueSize)
+	if err := l.conn.openLog(ctx, o, l.pub.jetStreamOpts()...); err != nil {
+		return nil, errors.Join(err, l.conn.teardown())
 	}
-	if o.noPublisher {
-		close(l.pubDone)
-	} else {
-		l.batch.maxBytes = batchLimit(l.nc.MaxPayload())
-		go l.publisher()
-	}
-	go l.reportLoop()
+	l.cons = newConsumers(l.conn, l.log, l.errs, l.pub.writable)
+	l.tick = startTicker(checkInterval, func() {
+		l.pub.reporter.tick()
+		l.cons.watch()
+	})
 	return l, nil
-}
-
-func (l *Log) open(ctx context.Context) error {
-	o := l.opts
-	if l.external && (o.Listen != "" || o.StoreDir != "") {
-		l.log.Warn("events.listen and events.store_dir are ignored with an external nats_url")
-	}
-	if !l.external {
-		dir := o.StoreDir
-		if o.Storage == StorageMemory {
-			d, err := memoryDir(o.StoreDir)
-			if err != nil {
-				return err
-			}
-			l.tempDir, dir = d, d
-		} else {
-			lk, err := lockDir(dir)
-			if err != nil {
-				return err
-			}
-			l.lock = lk
-		}
-		s, err := startServer(ctx, o, dir)
-		if err != nil {
-			return err
-		}
-		l.srv = s
-	}
-	if err := l.connect(); err != nil {
-		return err
-	}
-	js, err := jetstream.New(l.nc,
-		jetstream.WithPublishAsyncMaxPending(asyncMaxPending),
-		jetstream.WithPublishAsyncTimeout(asyncTimeout),
-		jetstream.WithPublishAsyncErrHandler(l.asyncErr),
-		jetstream.WithPublishAsyncAckHandler(l.asyncAck),
-	)
-	if err != nil {
-		return fmt.Errorf("create jetstream context: %w", err)
-	}
-	l.js = js
-	if _, err := js.AccountInfo(ctx); err != nil {
-		return fmt.Errorf("check jetstream is available: %w", err)
-	}
-	if l.events, err = l.ensureStream(ctx, eventsConfig(o)); err != nil {
-		return err
-	}
-	if l.ckpts, err = l.ensureStream(ctx, checkpointsConfig(o)); err != nil {
-		return err
-	}
-	l.log.Info("event log open", "stream", EventsStream, "storage", o.Storage,
-		"external", l.external, "last_seq", l.events.CachedInfo().State.LastSeq)
-	return nil
-}
-
-func (l *Log) connect() error {
-	log := l.log
-	nopts := []nats.Option{
-		nats.Name("airouter " + l.opts.ServerName),
-		nats.ClosedHandler(func(*nats.Conn) { close(l.ncDone) }),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				l.setLastError(fmt.Errorf("nats disconnected: %w", err))
-				log.Warn("disconnected from nats", "error", err)
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) {
-			log.Info("reconnected to nats", "server", c.ConnectedUrlRedacted())
-		}),
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			l.setLastError(fmt.Errorf("nats: %w", err))
-			log.Warn("nats asynchronous error", "error", err)
-		}),
-	}
-	url := ""
-	if l.external {
-		url = l.opts.NatsURL
-		// Reconnect forever (an outage only delays events), and notice
-		// a server that vanished without closing the connection (a host
-		// crash, a partition) within seconds, not the default minutes.
-		nopts = append(nopts, nats.MaxReconnects(-1),
-			nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut))
-		if l.opts.CredsFile != "" {
-			nopts = append(nopts, nats.UserCredentials(l.opts.CredsFile))
-		}
-	} else {
-		nopts = append(nopts, nats.InProcessServer(l.srv))
-	}
-	nc, err := nats.Connect(url, nopts...)
-	if err != nil {
-		if l.external {
-			return fmt.Errorf("connect to nats %s: %w", RedactURLs(url), err)
-		}
-		return fmt.Errorf("connect to the embedded nats-server: %w", err)
-	}
-	l.nc = nc
-	return nil
-}
-
-// RedactURLs drops the user info (user:password@, token@) of every URL in a
-// comma-separated list of NATS URLs, for messages.
-func RedactURLs(urls string) string {
-	parts := strings.Split(urls, ",")
-	for i, p := range parts {
-		if at := strings.LastIndex(p, "@"); at >= 0 {
-			scheme := ""
-			if k := strings.Index(p, "://"); k >= 0 && k < at {
-				scheme = p[:k+3]
-			}
-			parts[i] = scheme + "***@" + p[at+1:]
-		}
-	}
-	return strings.Join(parts, ",")
 }
 
 // ClientURL is the embedded server's NATS URL when Options.Listen is set,
 // else "".
 func (l *Log) ClientURL() string {
-	if l.srv == nil || l.opts.Listen == "" {
+	if l.conn.srv == nil || l.opts.Listen == "" {
 		return ""
 	}
-	return l.srv.ClientURL()
+	return l.conn.srv.ClientURL()
 }
 
-// Close flushes and stops everything, in the order of jetstream.md §1.5:
-// stop accepting events, drain the queue, wait for outstanding acks (until
-// ctx is done, then give up on them), stop consumers, drain the connection,
-// shut the embedded server down and release the store lock. Events still
-// queued when ctx ends are counted as dropped. Calling Close again returns
-// the first result.
+// Publish queues an event for asynchronous publishing and never blocks. It
+// returns false, and counts the event, when the queue is full, the log is
+// closing, or the event is invalid. The event is encoded on the caller's
+// goroutine, so the single publisher goroutine only does I/O. Delivery is
+// at-most-once: use PublishControl for events that must not be lost.
+func (l *Log) Publish(ev domain.Event) bool { return l.pub.publish(ev) }
+
+// PublishControl publishes a ban, unban, cooldown, bench or settings event
+// synchronously with Nats-Msg-Id set to ev.ID, retrying transient failures
+// with backoff within ctx; while the connection is down it gives up after
+// the retries' backoff (under a second). It returns the event's stream
+// sequence; when the ID was already stored within DuplicateWindow it
+// returns the original sequence and publishes nothing.
+func (l *Log) PublishControl(ctx context.Context, ev domain.Event) (uint64, error) {
+	return l.pub.publishControl(ctx, ev)
+}
+
+// Flush waits until every event queued before the call has been
+// acknowledged, has failed, or was dropped by Close. It is for tools and
+// tests, never the request path: it waits for room in the queue, and while
+// the log is unreachable it waits for the log to come back (or ctx).
+func (l *Log) Flush(ctx context.Context) error { return l.pub.flush(ctx) }
+
+// Consume delivers every event from stream sequence fromSeq on (0 or 1:
+// from the start) and then follows new ones, until stop is called, ctx is
+// done or the log closes. When fromSeq lies before the oldest stored event,
+// delivery starts at the oldest and a warning names the gap.
+func (l *Log) Consume(ctx context.Context, fromSeq uint64, fn EventFunc) (stop func(), err error) {
+	return l.cons.consumeFrom(ctx, fromSeq, fn)
+}
+
+// Follow delivers only events published from now on whose subjects match
+// subjects (nil: all events), e.g. BanSubjects(), until stop is called, ctx
+// is done or the log closes.
+func (l *Log) Follow(ctx context.Context, subjects []string, fn EventFunc) (stop func(), err error) {
+	return l.cons.follow(ctx, subjects, fn)
+}
+
+// Read delivers the stored events from sequence from to to (inclusive; 0:
+// the last sequence when Read starts) and returns when it is done, when fn
+// returns an error (which Read returns), or when ctx is done. Like
+// Consume, skipped messages arrive as events with an empty Kind.
+func (l *Log) Read(ctx context.Context, from, to uint64, fn func(ev domain.Event, pending uint64) error) error {
+	return l.cons.read(ctx, from, to, fn)
+}
+
+// LastSeq returns the last sequence the stream assigned: 0 before the
+// first message, and unchanged when its messages aged out (Bounds says
+// what is still stored). While the connection is down it fails at once
+// rather than at ctx's deadline.
+func (l *Log) LastSeq(ctx context.Context) (uint64, error) { return l.conn.lastSeq(ctx) }
+
+// Bounds returns what the stream still stores: the sequences and store
+// times of its first and last messages, all zero when it holds none.
+func (l *Log) Bounds(ctx context.Context) (Bounds, error) { return l.conn.bounds(ctx) }
+
+// SaveCheckpoint stores projection state taken after applying events up to
+// seq. Only the latest two are kept, with no age limit, so a checkpoint
+// carries state (permanent bans) past the events stream's retention. data
+// must fit in one NATS message (8 MiB embedded; the cluster's max_payload
+// otherwise).
+func (l *Log) SaveCheckpoint(ctx context.Context, seq uint64, data []byte) error {
+	return l.conn.saveCheckpoint(ctx, seq, data)
+}
+
+// LoadCheckpoint returns the latest checkpoint; ok is false when there is
+// none.
+func (l *Log) LoadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok bool, err error) {
+	return l.conn.loadCheckpoint(ctx)
+}
+
+// Stats returns a snapshot of the counters.
+func (l *Log) Stats() Stats {
+	s := Stats{Connected: l.conn.connected(), LastError: l.errs.String()}
+	l.pub.addStats(&s)
+	l.cons.addStats(&s)
+	return s
+}
+
+// Close flushes and stops everything: stop accepting events, drain the
+// queue, wait for outstanding acks (until ctx is done, then give up on
+// them), stop the consumers and the periodic checks, drain the connection,
+// shut the embedded server down and release the store lock. Writing ends
+// first, while the connection can still carry what is queued; the
+// consumers stop before the connection drains, so no callback runs on a
+// closing connection; the server goes last because the connection drains
+// into it. Events still queued when ctx ends are counted as dropped.
+// Calling Close again returns the first result.
 func (l *Log) Close(ctx context.Context) error {
 	l.closeOnce.Do(func() { l.closeErr = l.close(ctx) })
 	return l.closeErr
 }
 
 func (l *Log) close(ctx context.Context) error {
-	l.closing.Store(true)
-	close(l.stopPub)
-	select {
-	case <-l.pubDone:
-	case <-ctx.Done():
-		close(l.abortPub)
-		<-l.pubDone
-	}
-	l.discardQueue()
-	select {
-	case <-l.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		l.log.Warn("giving up on unacknowledged events", "pending", l.js.PublishAsyncPending())
-		l.js.CleanupPublisher()
-	}
-	l.stopConsumers()
-	close(l.stopTick)
-	<-l.tickDone
-	l.restarts.Wait() // no check runs now, so none starts
-	l.reporter.tick()
-	var errs []error
-	// Drain closes a connection that is reconnecting, and says so; during
-	// an outage there is nothing to drain, and what was queued is counted.
-	if err := l.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionReconnecting) {
-		errs = append(errs, fmt.Errorf("drain nats connection: %w", err))
-	}
-	select {
-	case <-l.ncDone:
-	case <-ctx.Done():
-		l.nc.Close()
-	}
-	errs = append(errs, l.teardown())
+	l.cons.closing.Store(true)
+	l.pub.stop(ctx)
+	l.cons.stopAll()
+	l.tick.stop()
+	l.cons.restarts.Wait() // no check runs now, so none starts
+	l.pub.reporter.tick()
+	err := l.conn.close(ctx)
 	s := l.Stats()
 	l.log.Info("event log closed", "published", s.Published, "dropped", s.Dropped, "failed", s.Failed)
-	return errors.Join(errs...)
-}
-
-// discardQueue counts what the publisher left in the queue (and in the
-// retry queue) as dropped and releases waiting Flush calls.
-func (l *Log) discardQueue() {
-	for {
-		select {
-		case it := <-l.retry:
-			l.unsent.Add(-int64(it.events))
-			l.dropped.Add(uint64(it.events))
-		case it := <-l.queue:
-			if it.flushed != nil {
-				close(it.flushed)
-				continue
-			}
-			l.dropped.Add(1)
-		default:
-			return
-		}
-	}
-}
-
-// teardown stops the server and releases what open acquired; it is safe on
-// a partly opened Log.
-func (l *Log) teardown() error {
-	var errs []error
-	if l.nc != nil && !l.nc.IsClosed() {
-		l.nc.Close()
-	}
-	if l.srv != nil {
-		l.srv.Shutdown()
-		l.srv.WaitForShutdown()
-	}
-	if err := l.lock.release(); err != nil {
-		errs = append(errs, err)
-	}
-	if l.tempDir != "" {
-		if err := os.RemoveAll(l.tempDir); err != nil {
-			errs = append(errs, fmt.Errorf("remove memory storage directory: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return err
 }

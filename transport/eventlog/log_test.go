@@ -133,7 +133,7 @@ func TestStreamLimitsFollowConfigOnEmbeddedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	l = openTest(t, Options{StoreDir: dir, MaxBytes: 32 << 20, MaxAge: 3600e9})
-	info, err := l.events.Info(testCtx(t))
+	info, err := l.conn.events.Info(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,18 +146,11 @@ func TestStreamLimitsFollowConfigOnEmbeddedServer(t *testing.T) {
 // max_bytes -1 means no size limit on the events stream, not the default.
 func TestUnlimitedMaxBytes(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir(), MaxBytes: -1})
-	info, err := l.events.Info(testCtx(t))
+	info, err := l.conn.events.Info(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Config.MaxBytes != -1 {
 		t.Errorf("stream MaxBytes = %d, want -1 (unlimited)", info.Config.MaxBytes)
-	}
-}
-
-func TestRedactURLs(t *testing.T) {
-	got := RedactURLs("nats://user:secret@a:4222,tls://tok@b:4222,nats://c:4222")
-	if strings.Contains(got, "secret") || strings.Contains(got, "tok@") || !strings.Contains(got, "c:4222") {
-		t.Errorf("redactURLs = %q", got)
 	}
 }

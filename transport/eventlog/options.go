@@ -4,15 +4,18 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/airouter/airouter/transport/eventlog/streamspec"
 	"github.com/hashicorp/go-hclog"
 )
 
-// Storage kinds for Options.Storage.
+// Storage kinds for Options.Storage; streamspec holds the rules config
+// checks events.storage by.
 const (
-	StorageFile   = "file"
-	StorageMemory = "memory"
+	StorageFile   = streamspec.StorageFile
+	StorageMemory = streamspec.StorageMemory
 )
 
 // Defaults used when an Options field is zero.
@@ -26,10 +29,10 @@ const (
 // It must cover PublishControl's retries (a few seconds at most) and two
 // replicas deciding the same ban from the same outcome (they fold the same
 // stream, typically milliseconds apart). It is kept small because the server
-// re-reads every message stored within the window when it restarts: at
-// 10k events/s, 10 s is 100k messages, about 50 ms of startup. A decision
-// whose triggering event is older than the window must not be published
-// (replay has no side effects), or it would no longer be deduplicated.
+// re-reads every message stored within the window when it restarts, so
+// start-up after a busy period grows with the window. A decision whose
+// triggering event is older than the window must not be published (replay
+// has no side effects), or it would not be deduplicated.
 const DuplicateWindow = 10 * time.Second
 
 // maxPayload is the embedded server's message size limit; it bounds a
@@ -44,7 +47,7 @@ type Options struct {
 	// directory is made inside it (or inside the system temp dir when
 	// empty) and removed on Close.
 	StoreDir string
-	// Storage is "file" (default) or "memory".
+	// Storage is StorageFile (default) or StorageMemory.
 	Storage string
 	// NatsURL, when set, connects to an external NATS cluster instead of
 	// embedding a server: comma-separated URLs; user:password@, a token@ and
@@ -63,8 +66,9 @@ type Options struct {
 	// unlimited, up to the server's storage limit); the oldest
 	// events are discarded first.
 	MaxBytes int64
-	// Replicas is the streams' replication factor in external mode
-	// (default 1). The embedded server always uses 1.
+	// Replicas is the streams' replication factor in external mode,
+	// streamspec.MinReplicas to streamspec.MaxReplicas (default 1). The
+	// embedded server always uses 1.
 	Replicas int
 	// QueueSize bounds Publish's queue (default 65536 events).
 	QueueSize int
@@ -72,18 +76,14 @@ type Options struct {
 	Logger hclog.Logger
 	// ServerName names the embedded server in logs (default "airouter").
 	ServerName string
-
-	// noPublisher leaves the publisher goroutine unstarted (tests only).
-	noPublisher bool
 }
 
 func (o Options) withDefaults() (Options, error) {
-	switch o.Storage {
-	case "":
-		o.Storage = StorageFile
-	case StorageFile, StorageMemory:
-	default:
-		return o, fmt.Errorf("events.storage %q: want %q or %q", o.Storage, StorageFile, StorageMemory)
+	switch {
+	case o.Storage == "":
+		o.Storage = streamspec.DefaultStorage
+	case !streamspec.ValidStorage(o.Storage):
+		return o, fmt.Errorf("events.storage %q: want one of %s", o.Storage, strings.Join(streamspec.StorageKinds(), ", "))
 	}
 	if o.NatsURL == "" && o.Storage == StorageFile && o.StoreDir == "" {
 		return o, fmt.Errorf("events.store_dir is required with file storage")
@@ -97,8 +97,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxBytes == 0 {
 		o.MaxBytes = DefaultMaxBytes
 	}
-	if o.Replicas < 0 || o.Replicas > 5 {
-		return o, fmt.Errorf("events.replicas %d: want 1 to 5", o.Replicas)
+	if o.Replicas != 0 && !streamspec.ValidReplicas(o.Replicas) {
+		return o, fmt.Errorf("events.replicas %d: want %d to %d", o.Replicas, streamspec.MinReplicas, streamspec.MaxReplicas)
 	}
 	if o.Replicas == 0 || o.NatsURL == "" {
 		o.Replicas = 1

@@ -166,7 +166,7 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
 	ctx := testCtx(t)
-	if err := l.js.DeleteStream(ctx, EventsStream); err != nil {
+	if err := l.conn.js.DeleteStream(ctx, EventsStream); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
@@ -178,7 +178,7 @@ func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
 	if s := l.Stats(); s.Failed != 0 || s.Published != 0 {
 		t.Fatalf("stats while the stream is gone = %+v", s)
 	}
-	if _, err := l.ensureStream(ctx, eventsConfig(l.opts)); err != nil {
+	if _, err := l.conn.ensureStream(ctx, eventsConfig(l.opts)); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Flush(ctx); err != nil {

@@ -97,7 +97,7 @@ func TestPublishControlNeedsAnID(t *testing.T) {
 func TestPublishNeverBlocksWhenTheQueueIsFull(t *testing.T) {
 	dir := t.TempDir()
 	// No publisher goroutine: nothing drains the queue.
-	l, err := Open(testCtx(t), Options{StoreDir: dir, QueueSize: 8, Logger: testLogger(t), noPublisher: true})
+	l, err := openIdle(testCtx(t), Options{StoreDir: dir, QueueSize: 8, Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +115,7 @@ func TestPublishNeverBlocksWhenTheQueueIsFull(t *testing.T) {
 		t.Fatalf("stats = %+v, want 992 dropped and 8 pending", s)
 	}
 	// Now let the publisher run: Close flushes what was queued.
-	l.pubDone = make(chan struct{})
-	go l.publisher()
+	l.pub.start()
 	if err := l.Close(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -153,8 +152,9 @@ func TestCloseFlushesQueuedEvents(t *testing.T) {
 
 func TestLossesAreLoggedOncePerInterval(t *testing.T) {
 	var buf bytes.Buffer
-	var c counters
-	r := newLossReporter(hclog.New(&hclog.LoggerOptions{Output: &buf}), &c)
+	var c pubCounters
+	var errs lastError
+	r := newLossReporter(hclog.New(&hclog.LoggerOptions{Output: &buf}), &c, &errs)
 	r.tick()
 	if buf.Len() != 0 {
 		t.Fatalf("logged without losses: %s", buf.String())
@@ -163,7 +163,7 @@ func TestLossesAreLoggedOncePerInterval(t *testing.T) {
 		c.dropped.Add(1)
 	}
 	c.failed.Add(2)
-	c.setLastError(context.DeadlineExceeded)
+	errs.set(context.DeadlineExceeded)
 	r.tick()
 	r.tick()
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")

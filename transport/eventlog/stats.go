@@ -34,69 +34,54 @@ type Stats struct {
 	// while a restarted cluster has no stream leader yet).
 	Connected bool
 	Writable  bool
-	// LastError is the most recent publish or connection error, "" if none.
+	// LastError is the most recent publish, consume or connection error,
+	// "" if none.
 	LastError string
 }
 
-type counters struct {
-	published   atomic.Uint64
-	dropped     atomic.Uint64
-	failed      atomic.Uint64
-	rejected    atomic.Uint64
-	undecodable atomic.Uint64
-	skipped     atomic.Uint64
-	lastErr     atomic.Pointer[string]
+// lastError keeps the most recent error of any part of a log (connection,
+// publisher, consumers) for Stats.LastError.
+type lastError struct {
+	p atomic.Pointer[string]
 }
 
-func (c *counters) setLastError(err error) {
+func (e *lastError) set(err error) {
 	s := err.Error()
-	c.lastErr.Store(&s)
+	e.p.Store(&s)
 }
 
-func (c *counters) lastError() string {
-	if p := c.lastErr.Load(); p != nil {
+func (e *lastError) String() string {
+	if p := e.p.Load(); p != nil {
 		return *p
 	}
 	return ""
 }
 
-// Stats returns a snapshot of the counters.
-func (l *Log) Stats() Stats {
-	s := Stats{
-		Published:   l.published.Load(),
-		Dropped:     l.dropped.Load(),
-		Failed:      l.failed.Load(),
-		Rejected:    l.rejected.Load(),
-		Pending:     len(l.queue) + int(l.unsent.Load()),
-		Undecodable: l.undecodable.Load(),
-		Skipped:     l.skipped.Load(),
-		LastError:   l.lastError(),
-	}
-	if l.js != nil {
-		s.InFlight = l.js.PublishAsyncPending()
-	}
-	if l.nc != nil {
-		s.Connected = l.nc.IsConnected()
-		s.Writable = l.writable()
-	}
-	return s
+// pubCounters are the publisher's loss and delivery counters.
+type pubCounters struct {
+	published atomic.Uint64
+	dropped   atomic.Uint64
+	failed    atomic.Uint64
+	rejected  atomic.Uint64
 }
 
-// reportInterval is how often losses are logged, at most one line each.
-const reportInterval = time.Second
+// checkInterval is how often a log logs its losses (at most one line) and
+// looks for stalled consumers (consume_watch.go).
+const checkInterval = time.Second
 
 // lossReporter logs one line per interval when events were dropped,
 // failed or rejected since the previous line: never silent, never a storm.
 type lossReporter struct {
-	log hclog.Logger
-	c   *counters
+	log  hclog.Logger
+	c    *pubCounters
+	errs *lastError
 
 	mu                        sync.Mutex
 	dropped, failed, rejected uint64
 }
 
-func newLossReporter(log hclog.Logger, c *counters) *lossReporter {
-	return &lossReporter{log: log, c: c}
+func newLossReporter(log hclog.Logger, c *pubCounters, errs *lastError) *lossReporter {
+	return &lossReporter{log: log, c: c, errs: errs}
 }
 
 func (r *lossReporter) tick() {
@@ -109,21 +94,37 @@ func (r *lossReporter) tick() {
 	r.log.Warn("events lost",
 		"dropped", d-r.dropped, "failed", f-r.failed, "rejected", rj-r.rejected,
 		"dropped_total", d, "failed_total", f, "rejected_total", rj,
-		"last_error", r.c.lastError())
+		"last_error", r.errs.String())
 	r.dropped, r.failed, r.rejected = d, f, rj
 }
 
-func (l *Log) reportLoop() {
-	defer close(l.tickDone)
-	t := time.NewTicker(reportInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			l.reporter.tick()
-			l.watchConsumers()
-		case <-l.stopTick:
-			return
+// ticker runs a log's periodic checks on one goroutine until stop.
+type ticker struct {
+	stopping chan struct{}
+	done     chan struct{}
+}
+
+// startTicker calls check every interval.
+func startTicker(interval time.Duration, check func()) *ticker {
+	t := &ticker{stopping: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(t.done)
+		tk := time.NewTicker(interval)
+		defer tk.Stop()
+		for {
+			select {
+			case <-tk.C:
+				check()
+			case <-t.stopping:
+				return
+			}
 		}
-	}
+	}()
+	return t
+}
+
+// stop ends the checks and waits for one that is running.
+func (t *ticker) stop() {
+	close(t.stopping)
+	<-t.done
 }

@@ -65,20 +65,20 @@ func checkpointsConfig(o Options) jetstream.StreamConfig {
 // share the stream; updating from each would flip-flop it, so a difference
 // is only logged and the stream's own settings win (change them with the
 // nats CLI). Fields that cannot change (storage, retention) only warn.
-func (l *Log) ensureStream(ctx context.Context, want jetstream.StreamConfig) (jetstream.Stream, error) {
+func (c *conn) ensureStream(ctx context.Context, want jetstream.StreamConfig) (jetstream.Stream, error) {
 	// Look first: the server checks a create's limits against its reserved
 	// storage before noticing the stream exists, so re-creating an
 	// existing stream can fail with "insufficient storage resources".
-	st, err := l.js.Stream(ctx, want.Name)
+	st, err := c.js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = l.js.CreateStream(ctx, want)
+		st, err = c.js.CreateStream(ctx, want)
 		if err == nil {
 			return st, nil
 		}
 		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return nil, fmt.Errorf("create stream %s: %w", want.Name, err)
 		}
-		st, err = l.js.Stream(ctx, want.Name) // another replica created it
+		st, err = c.js.Stream(ctx, want.Name) // another replica created it
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open existing stream %s: %w", want.Name, err)
@@ -89,7 +89,7 @@ func (l *Log) ensureStream(ctx context.Context, want jetstream.StreamConfig) (je
 			return nil, fmt.Errorf("existing stream %s has subjects %v, not %q", want.Name, have.Subjects, s)
 		}
 	}
-	log := l.log.With("stream", want.Name)
+	log := c.log.With("stream", want.Name)
 	if have.Storage != want.Storage || have.Retention != want.Retention {
 		log.Warn("existing stream's storage or retention differs from config and cannot be changed",
 			"storage", have.Storage.String(), "want_storage", want.Storage.String(),
@@ -99,7 +99,7 @@ func (l *Log) ensureStream(ctx context.Context, want jetstream.StreamConfig) (je
 	if len(diffs) == 0 {
 		return st, nil
 	}
-	if l.external {
+	if c.external {
 		log.Warn("existing stream's limits differ from config; keeping the stream's (shared cluster)", diffs...)
 		return st, nil
 	}
@@ -107,7 +107,7 @@ func (l *Log) ensureStream(ctx context.Context, want jetstream.StreamConfig) (je
 	upd.MaxAge, upd.MaxBytes, upd.Duplicates = want.MaxAge, want.MaxBytes, want.Duplicates
 	upd.Discard, upd.MaxMsgsPerSubject, upd.MaxMsgs = want.Discard, want.MaxMsgsPerSubject, want.MaxMsgs
 	upd.Replicas = want.Replicas
-	st, err = l.js.UpdateStream(ctx, upd)
+	st, err = c.js.UpdateStream(ctx, upd)
 	if err != nil {
 		return nil, fmt.Errorf("update stream %s limits: %w", want.Name, err)
 	}
@@ -148,4 +148,44 @@ func dup(d time.Duration) time.Duration {
 		return 2 * time.Minute
 	}
 	return d
+}
+
+// Bounds are the events stream's extent.
+type Bounds struct {
+	// FirstSeq and LastSeq are 0 when the stream is empty. A FirstSeq
+	// above 1 means older events were discarded by the stream's limits.
+	FirstSeq, LastSeq uint64
+	// FirstStored and LastStored are the server's store times of the
+	// first and last events.
+	FirstStored, LastStored time.Time
+}
+
+// lastSeq returns the last sequence the events stream assigned; while the
+// connection is down it fails at once rather than at ctx's deadline.
+func (c *conn) lastSeq(ctx context.Context) (uint64, error) {
+	if c.reconnecting() {
+		return 0, fmt.Errorf("read %s state: %w", EventsStream, errUnreachable)
+	}
+	info, err := c.events.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read %s state: %w", EventsStream, err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// bounds returns the events stream's extent, failing at once while the
+// connection is down.
+func (c *conn) bounds(ctx context.Context) (Bounds, error) {
+	if c.reconnecting() {
+		return Bounds{}, fmt.Errorf("read %s state: %w", EventsStream, errUnreachable)
+	}
+	info, err := c.events.Info(ctx)
+	if err != nil {
+		return Bounds{}, fmt.Errorf("read %s state: %w", EventsStream, err)
+	}
+	st := info.State
+	if st.Msgs == 0 {
+		return Bounds{}, nil
+	}
+	return Bounds{FirstSeq: st.FirstSeq, LastSeq: st.LastSeq, FirstStored: st.FirstTime, LastStored: st.LastTime}, nil
 }

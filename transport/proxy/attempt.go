@@ -61,7 +61,7 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 	h.status = resp.StatusCode
 	h.class = classify(rq.ep, resp.StatusCode, body)
 	if resp.StatusCode/100 != 2 {
-		h.retryAfter, _ = domain.ParseRetryAfter(resp.Header.Get("Retry-After"), p.now())
+		h.retryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), p.now())
 	}
 	switch {
 	case h.class == domain.ClassOK:
@@ -214,5 +214,5 @@ func transportMessage(err error) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return redact(err.Error())
+	return redactMessage(err.Error())
 }

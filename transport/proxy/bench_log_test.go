@@ -36,13 +36,13 @@ func benchAirouterWithLog(b *testing.B, upstreamURL string) (h http.Handler, bat
 		_ = lg.Close(context.Background())
 	})
 	creds := []Credential{
-		{Name: "a", Type: TypeOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-a-0123456789", RPM: 1 << 30, TPM: 1 << 30},
-		{Name: "b", Type: TypeOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-b-0123456789", RPM: 1 << 30, Weight: 2},
+		{Name: "a", Type: domain.CredentialOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-a-0123456789", RPM: 1 << 30, TPM: 1 << 30},
+		{Name: "b", Type: domain.CredentialOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-b-0123456789", RPM: 1 << 30, Weight: 2},
 	}
 	routes := []Route{{Model: "gpt-4o", Credential: "a", RPM: 1 << 30}, {Model: "gpt-4o", Credential: "b", UpstreamModel: "gpt-4o-2024-08-06"}}
 	p, err := New(Deps{
 		Credentials: creds, Routes: routes, MasterKey: masterKey, RequestTimeout: 60 * time.Second,
-		Snapshot: func() Gate { return live.Load() },
+		Gate: func() Gate { return live.Load() },
 		Record: func(o domain.Outcome) {
 			lg.Publish(domain.Event{Kind: domain.KindOutcomeRecorded, At: time.Now().UTC(), Outcome: &o})
 		},

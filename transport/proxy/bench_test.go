@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/eventjson"
 )
 
 // The proxy benchmark runs the fake upstream and the load generator in a
@@ -70,19 +71,19 @@ func benchAirouter(b *testing.B, upstreamURL string) http.Handler {
 	events := make(chan domain.Outcome, 8192)
 	go func() {
 		for o := range events {
-			_, _ = domain.Encode(domain.Event{Kind: domain.KindOutcomeRecorded, At: time.Now(), Outcome: &o})
+			_, _ = eventjson.Encode(domain.Event{Kind: domain.KindOutcomeRecorded, At: time.Now(), Outcome: &o})
 		}
 	}()
 	b.Cleanup(func() { close(events) })
 	creds := []Credential{
-		{Name: "a", Type: TypeOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-a-0123456789", RPM: 1 << 30, TPM: 1 << 30},
-		{Name: "b", Type: TypeOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-b-0123456789", RPM: 1 << 30, Weight: 2},
+		{Name: "a", Type: domain.CredentialOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-a-0123456789", RPM: 1 << 30, TPM: 1 << 30},
+		{Name: "b", Type: domain.CredentialOpenAI, BaseURL: upstreamURL + "/v1", APIKey: "sk-bench-b-0123456789", RPM: 1 << 30, Weight: 2},
 	}
 	routes := []Route{{Model: "gpt-4o", Credential: "a", RPM: 1 << 30}, {Model: "gpt-4o", Credential: "b", UpstreamModel: "gpt-4o-2024-08-06"}}
 	gate := mapGate{{Credential: "c", Model: "gpt-4o"}: {Reason: domain.BlockBanned, Permanent: true}}
 	p, err := New(Deps{
 		Credentials: creds, Routes: routes, MasterKey: masterKey, RequestTimeout: 60 * time.Second,
-		Snapshot: func() Gate { return gate },
+		Gate: func() Gate { return gate },
 		Record: func(o domain.Outcome) {
 			select {
 			case events <- o:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/redact"
 )
 
 // classify turns an upstream status and body into an outcome class: the
@@ -154,11 +155,12 @@ func errorMessage(body []byte, key string) string {
 	if len(key) >= 8 {
 		msg = strings.ReplaceAll(msg, key, "[redacted]")
 	}
-	return redact(msg)
+	return redactMessage(msg)
 }
 
 // maxMessage bounds an upstream message kept for logs and detail headers.
 const maxMessage = 240
 
-// redact removes secrets and e-mail addresses from an upstream message.
-func redact(s string) string { return domain.RedactN(s, maxMessage) }
+// redactMessage removes secrets and e-mail addresses from an upstream
+// message.
+func redactMessage(s string) string { return redact.N(s, maxMessage) }

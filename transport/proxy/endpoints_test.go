@@ -170,7 +170,7 @@ func countingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 }
 
 func credAt(name, base string) Credential {
-	return Credential{Name: name, Type: TypeOpenAI, BaseURL: base + "/v1", APIKey: "sk-test-" + name + "-0123456789abcdef"}
+	return Credential{Name: name, Type: domain.CredentialOpenAI, BaseURL: base + "/v1", APIKey: "sk-test-" + name + "-0123456789abcdef"}
 }
 
 // One pooled transport: sequential requests to one upstream reuse one TCP

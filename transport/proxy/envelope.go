@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/airouter/airouter/apierror"
 	"github.com/airouter/airouter/domain"
 )
 
@@ -17,67 +18,17 @@ type trailEntry struct {
 	MS         int64        `json:"ms"`
 }
 
-// apiError is the body of every error the router itself writes:
-// {"error":{"message","type","param","code"}} for OpenAI surfaces.
-type apiError struct {
-	Message string       `json:"message"`
-	Type    string       `json:"type"`
-	Param   *string      `json:"param"`
-	Code    *string      `json:"code"`
-	Trail   []trailEntry `json:"trail,omitempty"`
+// openAIError is the OpenAI-shape error object with the proxy's trail of
+// an exhausted request after the four standard fields.
+type openAIError struct {
+	apierror.OpenAI
+	Trail []trailEntry `json:"trail,omitempty"`
 }
 
-// anthropicError is the same error on /v1/messages, in the Anthropic
-// shape {"type":"error","error":{"type","message"}}.
+// anthropicError is the same on /v1/messages, in the Anthropic shape.
 type anthropicError struct {
-	Type    string       `json:"type"`
-	Message string       `json:"message"`
-	Code    string       `json:"code,omitempty"`
-	Trail   []trailEntry `json:"trail,omitempty"`
-}
-
-// openAIErrorType maps a status to the envelope type, as the router we
-// replace does.
-func openAIErrorType(status int) string {
-	switch status {
-	case 400, 405, 413:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 402:
-		return "insufficient_quota"
-	case 403:
-		return "permission_denied"
-	case 404:
-		return "not_found_error"
-	case 408, 504:
-		return "timeout_error"
-	case 429:
-		return "rate_limit_error"
-	case 502:
-		return "api_error"
-	}
-	return "server_error"
-}
-
-func anthropicErrorType(status int) string {
-	switch status {
-	case 400, 405:
-		return "invalid_request_error"
-	case 401:
-		return "authentication_error"
-	case 403:
-		return "permission_error"
-	case 404:
-		return "not_found_error"
-	case 413:
-		return "request_too_large"
-	case 429:
-		return "rate_limit_error"
-	case 529:
-		return "overloaded_error"
-	}
-	return "api_error"
+	apierror.Anthropic
+	Trail []trailEntry `json:"trail,omitempty"`
 }
 
 // errorBody renders an error envelope for the surface.
@@ -87,15 +38,11 @@ func errorBody(ep endpoint, status int, msg, code string, trail []trailEntry) []
 		v = struct {
 			Type  string         `json:"type"`
 			Error anthropicError `json:"error"`
-		}{"error", anthropicError{Type: anthropicErrorType(status), Message: msg, Code: code, Trail: trail}}
+		}{"error", anthropicError{apierror.NewAnthropic(status, msg, code), trail}}
 	} else {
-		e := apiError{Message: msg, Type: openAIErrorType(status), Trail: trail}
-		if code != "" {
-			e.Code = &code
-		}
 		v = struct {
-			Error apiError `json:"error"`
-		}{e}
+			Error openAIError `json:"error"`
+		}{openAIError{apierror.NewOpenAI(status, msg, code), trail}}
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -118,8 +65,8 @@ func writeError(w http.ResponseWriter, ep endpoint, status int, msg, code string
 	_, _ = w.Write(b)
 }
 
-// NotFound answers an unknown path with the 404 envelope, as the router we
-// replace does; the wiring may use it for paths outside /v1.
+// NotFound answers with the 404 envelope; the wiring answers with it any
+// path that neither the proxy nor the admin API serves.
 func NotFound(w http.ResponseWriter, _ *http.Request) {
 	writeError(w, 0, http.StatusNotFound, "Not Found", "", nil)
 }

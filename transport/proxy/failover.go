@@ -86,10 +86,10 @@ func (p *Proxy) failover(w http.ResponseWriter, r *http.Request, rq *request) {
 }
 
 func (p *Proxy) gate() Gate {
-	if p.snapshot == nil {
+	if p.loadGate == nil {
 		return nil
 	}
-	return p.snapshot()
+	return p.loadGate()
 }
 
 // remainingAt is what is left of the time budget at now: a large value

@@ -85,7 +85,7 @@ func TestAliasIsResolvedBeforeRouting(t *testing.T) {
 
 func TestAnthropicCredentialGetsItsHeaders(t *testing.T) {
 	up := newUpstream(t, step{status: 200, body: `{"type":"message","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":5,"output_tokens":7}}`})
-	c := Credential{Name: "claude", Type: TypeAnthropic, BaseURL: up.url(), APIKey: "sk-ant-test-0123456789"}
+	c := Credential{Name: "claude", Type: domain.CredentialAnthropic, BaseURL: up.url(), APIKey: "sk-ant-test-0123456789"}
 	f := newFixture(t, []Credential{c}, routesFor("claude-3", "claude"), nil)
 	resp, _ := f.post("/v1/messages", `{"model":"claude-3","max_tokens":10,"messages":[]}`)
 	if resp.StatusCode != 200 {
@@ -190,7 +190,7 @@ func TestNewReportsEveryProblem(t *testing.T) {
 	_, err := New(Deps{
 		Credentials: []Credential{
 			{Name: "a", Type: "vertex", BaseURL: "ftp://x", APIKey: "sk-secret-value-123456"},
-			{Name: "a", Type: TypeOpenAI, BaseURL: "http://h"},
+			{Name: "a", Type: domain.CredentialOpenAI, BaseURL: "http://h"},
 		},
 		Routes: []Route{{Model: "m", Credential: "nope"}},
 	})
@@ -212,7 +212,7 @@ func TestNewReportsEveryProblem(t *testing.T) {
 // it, but never the master key.
 func TestKeylessProxyForwardsClientKeysButNeverTheMasterKey(t *testing.T) {
 	up := newUpstream(t)
-	c := Credential{Name: "relay", Type: TypeProxy, BaseURL: up.url()}
+	c := Credential{Name: "relay", Type: domain.CredentialProxy, BaseURL: up.url()}
 	f := newFixture(t, []Credential{c}, routesFor("gpt-4o", "relay"), nil)
 
 	if resp, body := f.post("/v1/chat/completions", chatReq); resp.StatusCode != 200 {

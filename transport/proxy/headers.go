@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // Header names the proxy writes.
@@ -58,7 +60,7 @@ func upstreamHeader(in http.Header, c *credState, forwardAuth bool) http.Header 
 		out[k] = vv // shared read-only with the client request
 	}
 	switch {
-	case c.typ == TypeAnthropic:
+	case c.typ == domain.CredentialAnthropic:
 		if c.auth != "" {
 			out["X-Api-Key"] = c.authHdr
 		}

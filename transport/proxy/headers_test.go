@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // secrets that must never reach a client, a header or a log line.
@@ -102,7 +104,7 @@ func TestUpstreamHeaderDropsConnectionListedHeaders(t *testing.T) {
 		"Te":             {"trailers"},
 		"Anthropic-Beta": {"tools"},
 	}
-	cs, err := newCredState(0, Credential{Name: "a", Type: TypeOpenAI, BaseURL: "http://h", APIKey: "sk-test-a-0123456789abcdef"})
+	cs, err := newCredState(0, Credential{Name: "a", Type: domain.CredentialOpenAI, BaseURL: "http://h", APIKey: "sk-test-a-0123456789abcdef"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -245,7 +245,7 @@ func (s *syncBuffer) String() string {
 
 // cred is an openai credential on a fake upstream.
 func cred(name string, u *upstream) Credential {
-	return Credential{Name: name, Type: TypeOpenAI, BaseURL: u.url() + "/v1", APIKey: "sk-test-" + name + "-0123456789abcdef"}
+	return Credential{Name: name, Type: domain.CredentialOpenAI, BaseURL: u.url() + "/v1", APIKey: "sk-test-" + name + "-0123456789abcdef"}
 }
 
 // newFixture builds a proxy; edit may change the deps before New.
@@ -258,7 +258,7 @@ func newFixture(t *testing.T, creds []Credential, routes []Route, edit func(*Dep
 		Routes:      routes,
 		MasterKey:   masterKey,
 		ClientKeys:  []string{"client-key-1"},
-		Snapshot:    func() Gate { return f.gate },
+		Gate:        func() Gate { return f.gate },
 		Settings:    func() Settings { return f.set },
 		Record:      f.out.record,
 		Logger:      hclog.New(&hclog.LoggerOptions{Output: f.logs, Level: hclog.Trace}),

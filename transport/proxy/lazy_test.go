@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // With no models configured every credential serves any name a client
@@ -13,7 +15,7 @@ import (
 func TestModelsNamedByClientsAreBounded(t *testing.T) {
 	var creds []Credential
 	for i := range 4 {
-		creds = append(creds, Credential{Name: fmt.Sprintf("c%d", i), Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1"})
+		creds = append(creds, Credential{Name: fmt.Sprintf("c%d", i), Type: domain.CredentialOpenAI, BaseURL: "http://127.0.0.1:1"})
 	}
 	p, err := New(Deps{Credentials: creds, MasterKey: "k", Clock: func() time.Time { return testNow }})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // relay is another router behind a proxy credential: it lists models and
@@ -49,7 +51,7 @@ func (rl *relay) seenModels() []string {
 func TestProxyCredentialLearnsItsModels(t *testing.T) {
 	a := newUpstream(t)
 	rl := newRelay(t, `{"object":"list","data":[{"id":"m2"},{"id":"m1"},{"id":"m1"}]}`)
-	creds := []Credential{cred("a", a), {Name: "relay", Type: TypeProxy, BaseURL: rl.srv.URL, APIKey: "relay-key-0123456789"}}
+	creds := []Credential{cred("a", a), {Name: "relay", Type: domain.CredentialProxy, BaseURL: rl.srv.URL, APIKey: "relay-key-0123456789"}}
 	f := newFixture(t, creds, []Route{{Model: "gpt-4o", Credential: "a", UpstreamModel: "gpt-4o-real"}}, func(d *Deps) {
 		d.Aliases = map[string]string{"fast": "m1"}
 	})
@@ -122,7 +124,7 @@ func TestNoRoutesMeansEveryCredentialServesEveryModel(t *testing.T) {
 func TestRefreshWhileServing(t *testing.T) {
 	a := newUpstream(t)
 	rl := newRelay(t, `{"data":[{"id":"gpt-4o"}]}`)
-	creds := []Credential{cred("a", a), {Name: "relay", Type: TypeProxy, BaseURL: rl.srv.URL}}
+	creds := []Credential{cred("a", a), {Name: "relay", Type: domain.CredentialProxy, BaseURL: rl.srv.URL}}
 	f := newFixture(t, creds, []Route{{Model: "gpt-4o", Credential: "a", RPM: 1000}}, nil)
 	var wg sync.WaitGroup
 	for range 4 {

@@ -54,11 +54,11 @@ func TestTPMSkipsACredentialAndExhaustsWith429(t *testing.T) {
 		}
 	}
 	t.Run("only candidate, credential tpm", func(t *testing.T) {
-		c := Credential{Name: "a", Type: TypeOpenAI, BaseURL: "http://x", APIKey: "sk-test-a-0123456789abcdef", TPM: 25}
+		c := Credential{Name: "a", Type: domain.CredentialOpenAI, BaseURL: "http://x", APIKey: "sk-test-a-0123456789abcdef", TPM: 25}
 		only(t, c, routesFor("gpt-4o", "a"), chatOK("hello"))
 	})
 	t.Run("only candidate, pair tpm", func(t *testing.T) {
-		c := Credential{Name: "a", Type: TypeOpenAI, BaseURL: "http://x", APIKey: "sk-test-a-0123456789abcdef"}
+		c := Credential{Name: "a", Type: domain.CredentialOpenAI, BaseURL: "http://x", APIKey: "sk-test-a-0123456789abcdef"}
 		only(t, c, []Route{{Model: "gpt-4o", Credential: "a", TPM: 25}}, chatOK("hello"))
 	})
 	t.Run("only candidate, tokens from a stream", func(t *testing.T) {
@@ -129,7 +129,7 @@ func TestProxyCredentialRelearnsModelsPeriodically(t *testing.T) {
 	rl := newRelay(t, `{"object":"list","data":[{"id":"m1"}]}`)
 	// With no routes at all every credential serves every model; one
 	// route makes the relay serve only what it lists.
-	creds := []Credential{cred("a", newUpstream(t)), {Name: "relay", Type: TypeProxy, BaseURL: rl.srv.URL, APIKey: "relay-key-0123456789"}}
+	creds := []Credential{cred("a", newUpstream(t)), {Name: "relay", Type: domain.CredentialProxy, BaseURL: rl.srv.URL, APIKey: "relay-key-0123456789"}}
 	f := newFixture(t, creds, routesFor("gpt-4o", "a"), func(d *Deps) { d.ProxyModelRefresh = 20 * time.Millisecond })
 	f.p.Start(t.Context())
 	listed := func() []string {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,18 +17,11 @@ import (
 	"github.com/airouter/airouter/domain"
 )
 
-// Credential types.
-const (
-	TypeOpenAI    = "openai"
-	TypeAnthropic = "anthropic"
-	TypeProxy     = "proxy"
-)
-
 // Credential is one upstream account as config describes it.
 type Credential struct {
 	Name    string
-	Type    string // openai | anthropic | proxy
-	BaseURL string // a trailing "/v1" is trimmed; the client's path is appended
+	Type    domain.CredentialType
+	BaseURL string // checked by domain.CleanBaseURL; the client's path is appended
 	APIKey  string
 	// RPM and TPM limit the credential over a sliding 60 s window; 0 or
 	// -1 means unlimited.
@@ -88,9 +80,10 @@ type Deps struct {
 	MaxIdleConns        int           // 0 means 1024
 	MaxIdleConnsPerHost int           // 0 means 256
 
-	// Snapshot returns the current routing view. Nil blocks nothing. It
-	// must not return a nil pointer wrapped in a non-nil Gate.
-	Snapshot func() Gate
+	// Gate returns the current routing view (the latest projection
+	// snapshot). Nil blocks nothing. It must not return a nil pointer
+	// wrapped in a non-nil Gate.
+	Gate func() Gate
 	// Settings returns the current failover settings. Nil means 20 hops
 	// and a 45 s budget.
 	Settings func() Settings
@@ -138,7 +131,7 @@ type Proxy struct {
 	timeout time.Duration
 	// writeTimeout bounds each write to the client (deadline.go).
 	writeTimeout time.Duration
-	snapshot     func() Gate
+	loadGate     func() Gate
 	settings     func() Settings
 	record       func(domain.Outcome)
 	watched      func(string, int) bool
@@ -181,7 +174,7 @@ func New(d Deps) (*Proxy, error) {
 		maxResp:      d.MaxResponseBytes,
 		timeout:      d.RequestTimeout,
 		writeTimeout: d.WriteTimeout,
-		snapshot:     d.Snapshot,
+		loadGate:     d.Gate,
 		settings:     d.Settings,
 		record:       d.Record,
 		watched:      d.Watched,
@@ -276,9 +269,7 @@ func validate(d Deps) error {
 			errs = append(errs, fmt.Errorf("proxy: credential %q: duplicate name", c.Name))
 		}
 		seen[c.Name] = true
-		switch c.Type {
-		case TypeOpenAI, TypeAnthropic, TypeProxy:
-		default:
+		if !c.Type.Valid() {
 			errs = append(errs, fmt.Errorf("proxy: credential %q: type %q is not openai, anthropic or proxy", c.Name, c.Type))
 		}
 		if _, err := parseBaseURL(c.BaseURL); err != nil {
@@ -310,19 +301,22 @@ func validate(d Deps) error {
 	return errors.Join(errs...)
 }
 
-// parseBaseURL checks an http(s) base URL and trims a trailing "/" and
-// "/v1", since the client's path (which starts with /v1) is appended.
+// parseBaseURL checks a base URL by the rule config applies
+// (domain.CleanBaseURL) and parses it. User info is dropped: the
+// credential's key is the only authentication sent upstream.
 func parseBaseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("base_url %q must be an http or https URL with a host", raw)
+	clean, err := domain.CleanBaseURL(raw)
+	if err == nil {
+		var u *url.URL
+		if u, err = url.Parse(clean); err == nil {
+			// The client's path is appended to Path; an escaped form of
+			// the base path would no longer match it.
+			u.RawPath = ""
+			u.User = nil
+			return u, nil
+		}
 	}
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/v1")
-	u.RawPath = ""
-	u.RawQuery = ""
-	u.Fragment = ""
-	u.User = nil
-	return u, nil
+	return nil, fmt.Errorf("base_url %q %v", raw, err)
 }
 
 func newTransport(d Deps, timeout time.Duration) *http.Transport {

@@ -18,7 +18,7 @@ func testPool(t testing.TB, specs ...string) (*Proxy, *pool) {
 	var routes []Route
 	for _, s := range specs {
 		parts := strings.Split(s, ":")
-		c := Credential{Name: parts[0], Type: TypeOpenAI, BaseURL: "http://127.0.0.1:1"}
+		c := Credential{Name: parts[0], Type: domain.CredentialOpenAI, BaseURL: "http://127.0.0.1:1"}
 		if len(parts) > 1 {
 			c.Weight = int(parts[1][0] - '0')
 		}

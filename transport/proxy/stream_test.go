@@ -145,7 +145,7 @@ func TestStreamClientDisconnectCancelsUpstream(t *testing.T) {
 
 func TestMessagesStreamErrorUsesAnthropicShape(t *testing.T) {
 	up := newUpstream(t, step{events: []string{"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"}, drop: true})
-	c := Credential{Name: "claude", Type: TypeAnthropic, BaseURL: up.url(), APIKey: "sk-ant-test-0123456789"}
+	c := Credential{Name: "claude", Type: domain.CredentialAnthropic, BaseURL: up.url(), APIKey: "sk-ant-test-0123456789"}
 	f := newFixture(t, []Credential{c}, routesFor("claude-3", "claude"), nil)
 	_, body := f.post("/v1/messages", `{"model":"claude-3","stream":true,"max_tokens":5,"messages":[]}`)
 	if !strings.HasSuffix(body, string(streamErrorEvent(epMessages))) {

@@ -25,11 +25,11 @@ const (
 // endpointsFor says which surfaces a credential type serves: OpenAI-style
 // upstreams speak the OpenAI surfaces, Anthropic speaks Messages and its
 // OpenAI-compatible chat endpoint, and another router speaks everything.
-func endpointsFor(typ string) endpoint {
+func endpointsFor(typ domain.CredentialType) endpoint {
 	switch typ {
-	case TypeOpenAI:
+	case domain.CredentialOpenAI:
 		return epChat | epCompletions | epEmbeddings | epResponses
-	case TypeAnthropic:
+	case domain.CredentialAnthropic:
 		return epMessages | epChat
 	}
 	return epChat | epCompletions | epEmbeddings | epResponses | epMessages
@@ -39,7 +39,7 @@ func endpointsFor(typ string) endpoint {
 type credState struct {
 	idx      int
 	name     string
-	typ      string
+	typ      domain.CredentialType
 	proxy    bool
 	fallback bool
 	weight   int64
@@ -57,13 +57,13 @@ func newCredState(i int, c Credential) (*credState, error) {
 		return nil, err
 	}
 	cs := &credState{
-		idx: i, name: c.Name, typ: c.Type, proxy: c.Type == TypeProxy,
+		idx: i, name: c.Name, typ: c.Type, proxy: c.Type == domain.CredentialProxy,
 		fallback: c.IsFallback, weight: max(int64(c.Weight), 1), base: *u,
 		key: c.APIKey, eps: endpointsFor(c.Type),
 	}
 	if c.APIKey != "" {
 		cs.auth = "Bearer " + c.APIKey
-		if c.Type == TypeAnthropic {
+		if c.Type == domain.CredentialAnthropic {
 			cs.auth = c.APIKey
 		}
 		cs.authHdr = []string{cs.auth}

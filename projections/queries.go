@@ -1,0 +1,202 @@
+package projections
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// The snapshot's queries: the bans, pairs, benches and names it holds, judged
+// at the reader's now, and the row types they return (also the rows of a
+// StateView).
+
+// BanView is one ban as /api/bans lists it. Model "*" covers every model of
+// the credential; Until is absent for a permanent ban.
+type BanView struct {
+	Credential string        `json:"credential"`
+	Model      string        `json:"model"`
+	Origin     domain.Origin `json:"origin"`
+	Reason     string        `json:"reason,omitempty"`
+	ErrorCode  int           `json:"error_code"`
+	Since      time.Time     `json:"since"`
+	Permanent  bool          `json:"permanent"`
+	Until      *time.Time    `json:"until,omitempty"`
+}
+
+// PairView is what the log says about one credential+model pair at a
+// moment. The counters are every non-2xx status counted since the last
+// reset; a view that wants only the watched codes filters them. The ban is
+// the one reported for the model: its own ban wins over the credential's
+// wildcard ban.
+type PairView struct {
+	Credential      string         `json:"credential"`
+	Model           string         `json:"model"`
+	ErrorCodeCounts map[string]int `json:"error_code_counts,omitempty"`
+	Banned          bool           `json:"banned"`
+	BanModel        string         `json:"ban_model,omitempty"`
+	BanOrigin       domain.Origin  `json:"ban_origin,omitempty"`
+	BanReason       string         `json:"ban_reason,omitempty"`
+	BanErrorCode    int            `json:"ban_error_code,omitempty"`
+	BanPermanent    bool           `json:"ban_permanent,omitempty"`
+	BanUntil        *time.Time     `json:"ban_until,omitempty"`
+	CooldownUntil   *time.Time     `json:"cooldown_until,omitempty"`
+	BenchedUntil    *time.Time     `json:"benched_until,omitempty"`
+}
+
+// BenchView is one benched model.
+type BenchView struct {
+	Until       time.Time `json:"until"`
+	Failures    int       `json:"failures"`
+	Reason      string    `json:"reason"`
+	Credentials []string  `json:"credentials,omitempty"`
+}
+
+func banView(b *banRec) BanView {
+	v := BanView{
+		Credential: b.ban.Credential, Model: b.ban.Model, Origin: b.ban.Origin,
+		Reason: b.ban.Reason, ErrorCode: b.ban.ErrorCode, Since: b.ban.Since,
+		Permanent: b.perm,
+	}
+	if !b.perm {
+		u := *b.ban.Until
+		v.Until = &u
+	}
+	return v
+}
+
+// Bans lists the bans active at now, ordered by credential then model.
+func (s *Snapshot) Bans(now time.Time) []BanView {
+	t := nanos(now)
+	out := []BanView{}
+	for _, name := range sortedKeys(s.creds) {
+		c := s.creds[name]
+		if c.wild.activeAt(t) {
+			out = append(out, banView(c.wild))
+		}
+		for _, model := range sortedKeys(c.pairs) {
+			if b := c.pairs[model].ban; b.activeAt(t) {
+				out = append(out, banView(b))
+			}
+		}
+	}
+	return out
+}
+
+// CredentialBan is the ban reported for a credential at now: among its
+// active bans (wildcard and per model), an admin ban beats an automatic
+// one, then a permanent ban beats a finite one, then the later end wins.
+func (s *Snapshot) CredentialBan(credential string, now time.Time) (BanView, bool) {
+	c := s.creds[credential]
+	if c == nil {
+		return BanView{}, false
+	}
+	t := nanos(now)
+	best := activeBan(c.wild, t)
+	for _, model := range sortedKeys(c.pairs) {
+		if b := activeBan(c.pairs[model].ban, t); b != nil && reportedOver(b, best) {
+			best = b
+		}
+	}
+	if best == nil {
+		return BanView{}, false
+	}
+	return banView(best), true
+}
+
+// reportedOver reports whether a is reported in preference to b.
+func reportedOver(a, b *banRec) bool {
+	if b == nil {
+		return true
+	}
+	if aa, ba := a.ban.Origin == domain.OriginAdmin, b.ban.Origin == domain.OriginAdmin; aa != ba {
+		return aa
+	}
+	if a.perm != b.perm {
+		return a.perm
+	}
+	return !a.perm && a.until > b.until
+}
+
+// Pair is the view of one pair at now. A pair the log never named still
+// shows its credential's wildcard ban and its model's bench.
+func (s *Snapshot) Pair(key domain.Key, now time.Time) PairView {
+	t := nanos(now)
+	v := PairView{Credential: key.Credential, Model: key.Model}
+	if c := s.creds[key.Credential]; c != nil {
+		ban := activeBan(c.wild, t)
+		if p := c.pairs[key.Model]; p != nil {
+			if len(p.counts) > 0 {
+				v.ErrorCodeCounts = make(map[string]int, len(p.counts))
+				for code, n := range p.counts {
+					v.ErrorCodeCounts[strconv.Itoa(code)] = n
+				}
+			}
+			if b := activeBan(p.ban, t); b != nil {
+				ban = b
+			}
+			if cd := p.cooldown; cd != nil && cd.until > t {
+				u := cd.cd.Until
+				v.CooldownUntil = &u
+			}
+		}
+		if ban != nil {
+			bv := banView(ban)
+			v.Banned, v.BanModel, v.BanOrigin, v.BanReason = true, bv.Model, bv.Origin, bv.Reason
+			v.BanErrorCode, v.BanPermanent, v.BanUntil = bv.ErrorCode, bv.Permanent, bv.Until
+		}
+	}
+	if m := s.models[key.Model]; m != nil && m.bench != nil && m.bench.until > t {
+		u := m.bench.bench.Until
+		v.BenchedUntil = &u
+	}
+	return v
+}
+
+// Benched lists the models benched at now.
+func (s *Snapshot) Benched(now time.Time) map[string]BenchView {
+	t := nanos(now)
+	out := map[string]BenchView{}
+	for name, m := range s.models {
+		if m.bench != nil && m.bench.until > t {
+			b := m.bench.bench
+			out[name] = BenchView{Until: b.Until, Failures: b.Failures, Reason: b.Reason, Credentials: slices.Clone(b.Credentials)}
+		}
+	}
+	return out
+}
+
+// Pairs lists every pair the log has named, ordered by credential then
+// model.
+func (s *Snapshot) Pairs() []domain.Key {
+	var out []domain.Key
+	for _, name := range sortedKeys(s.creds) {
+		for _, model := range sortedKeys(s.creds[name].pairs) {
+			out = append(out, domain.Key{Credential: name, Model: model})
+		}
+	}
+	return out
+}
+
+// Credentials lists every credential the log has named, sorted.
+func (s *Snapshot) Credentials() []string { return sortedKeys(s.creds) }
+
+// ModelFailures is the model's window of bench-countable failures, oldest
+// first.
+func (s *Snapshot) ModelFailures(model string) []domain.ModelFailure {
+	if m := s.models[model]; m != nil {
+		return slices.Clone(m.window)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

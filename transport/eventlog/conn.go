@@ -1,0 +1,215 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/airouter/airouter/redact"
+	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// pingInterval and maxPingsOut make the client notice an external server
+// that vanished without closing the connection (a host crash, a partition)
+// within 10 to 15 s instead of the library's default minutes.
+const (
+	pingInterval = 5 * time.Second
+	maxPingsOut  = 2
+)
+
+// conn is one connection to the log's NATS: the embedded nats-server it
+// runs (on the locked store directory, a private directory for memory
+// storage, or a copy of a store for a Reader) or an external cluster, the
+// client connection, its JetStream context and the two streams. Log and
+// Reader each own one; their publisher and consumers use it and never open
+// or close it.
+type conn struct {
+	log      hclog.Logger
+	errs     *lastError
+	external bool
+
+	lock    *dirLock       // nil unless this process owns a file store
+	tempDir string         // a private directory removed on teardown, or ""
+	srv     *server.Server // the embedded server, nil when external
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	events  jetstream.Stream
+	ckpts   jetstream.Stream // nil for a Reader of a log without checkpoints
+	ncDone  chan struct{}    // closed when nc is closed
+}
+
+func newConn(log hclog.Logger, errs *lastError, natsURL string) *conn {
+	return &conn{log: log, errs: errs, external: natsURL != "", ncDone: make(chan struct{})}
+}
+
+// openLog starts the embedded server (or checks that none is wanted),
+// connects, and makes sure both streams exist with the options' limits. js
+// configures the JetStream context (the publisher's async handlers). On
+// error the caller tears down what was started.
+func (c *conn) openLog(ctx context.Context, o Options, js ...jetstream.JetStreamOpt) error {
+	if c.external && (o.Listen != "" || o.StoreDir != "") {
+		c.log.Warn("events.listen and events.store_dir are ignored with an external nats_url")
+	}
+	if !c.external {
+		if err := c.startEmbedded(ctx, o); err != nil {
+			return err
+		}
+	}
+	if err := c.connect("airouter "+o.ServerName, o.NatsURL, o.CredsFile); err != nil {
+		return err
+	}
+	if err := c.newJetStream(js...); err != nil {
+		return err
+	}
+	if _, err := c.js.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("check jetstream is available: %w", err)
+	}
+	var err error
+	if c.events, err = c.ensureStream(ctx, eventsConfig(o)); err != nil {
+		return err
+	}
+	if c.ckpts, err = c.ensureStream(ctx, checkpointsConfig(o)); err != nil {
+		return err
+	}
+	c.log.Info("event log open", "stream", EventsStream, "storage", o.Storage,
+		"external", c.external, "last_seq", c.events.CachedInfo().State.LastSeq)
+	return nil
+}
+
+// startEmbedded starts the embedded server: on the store directory, locked
+// against a second airouter, or for memory storage on a fresh private
+// directory.
+func (c *conn) startEmbedded(ctx context.Context, o Options) error {
+	dir := o.StoreDir
+	if o.Storage == StorageMemory {
+		d, err := memoryDir(o.StoreDir)
+		if err != nil {
+			return err
+		}
+		c.tempDir, dir = d, d
+	} else {
+		lk, err := lockDir(dir)
+		if err != nil {
+			return err
+		}
+		c.lock = lk
+	}
+	s, err := startServer(ctx, o, dir)
+	if err != nil {
+		return err
+	}
+	c.srv = s
+	return nil
+}
+
+// connect opens the client connection under name: in-process to the
+// embedded server, or to the external servers at url.
+func (c *conn) connect(name, url, credsFile string) error {
+	log := c.log
+	nopts := []nats.Option{
+		nats.Name(name),
+		nats.ClosedHandler(func(*nats.Conn) { close(c.ncDone) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				c.errs.set(fmt.Errorf("nats disconnected: %w", err))
+				log.Warn("disconnected from nats", "error", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("reconnected to nats", "server", nc.ConnectedUrlRedacted())
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			c.errs.set(fmt.Errorf("nats: %w", err))
+			log.Warn("nats asynchronous error", "error", err)
+		}),
+	}
+	if c.external {
+		// Reconnect forever: an outage only delays events.
+		nopts = append(nopts, nats.MaxReconnects(-1),
+			nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut))
+		if credsFile != "" {
+			nopts = append(nopts, nats.UserCredentials(credsFile))
+		}
+	} else {
+		url = ""
+		nopts = append(nopts, nats.InProcessServer(c.srv))
+	}
+	nc, err := nats.Connect(url, nopts...)
+	if err != nil {
+		if c.external {
+			return fmt.Errorf("connect to nats %s: %w", redact.URLs(url), err)
+		}
+		return fmt.Errorf("connect to the embedded nats-server: %w", err)
+	}
+	c.nc = nc
+	return nil
+}
+
+func (c *conn) newJetStream(opts ...jetstream.JetStreamOpt) error {
+	js, err := jetstream.New(c.nc, opts...)
+	if err != nil {
+		return fmt.Errorf("create jetstream context: %w", err)
+	}
+	c.js = js
+	return nil
+}
+
+// errUnreachable is returned by queries made while the connection is down,
+// instead of waiting for their timeout.
+var errUnreachable = errors.New("the event log is unreachable (not connected to NATS)")
+
+// reconnecting reports whether the connection is down and the client is
+// trying to get it back; requests made now would wait for their timeout.
+// A closed connection is not reconnecting: requests fail at once, saying
+// it is closed.
+func (c *conn) reconnecting() bool {
+	return c.nc != nil && (c.nc.IsReconnecting() || c.nc.Status() == nats.CONNECTING)
+}
+
+// connected reports whether the client is connected now.
+func (c *conn) connected() bool { return c.nc != nil && c.nc.IsConnected() }
+
+// close drains the connection (until ctx is done, then closes it) and
+// tears down the rest. Drain closes a connection that is reconnecting, and
+// says so; during an outage there is nothing to drain, and that is no
+// error.
+func (c *conn) close(ctx context.Context) error {
+	var errs []error
+	if err := c.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionReconnecting) {
+		errs = append(errs, fmt.Errorf("drain nats connection: %w", err))
+	}
+	select {
+	case <-c.ncDone:
+	case <-ctx.Done():
+		c.nc.Close()
+	}
+	return errors.Join(append(errs, c.teardown())...)
+}
+
+// teardown closes the connection, stops the embedded server and releases
+// the store lock and the private directory; it is safe on a partly opened
+// conn.
+func (c *conn) teardown() error {
+	var errs []error
+	if c.nc != nil && !c.nc.IsClosed() {
+		c.nc.Close()
+	}
+	if c.srv != nil {
+		c.srv.Shutdown()
+		c.srv.WaitForShutdown()
+	}
+	if err := c.lock.release(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.tempDir != "" {
+		if err := os.RemoveAll(c.tempDir); err != nil {
+			errs = append(errs, fmt.Errorf("remove the private store directory: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,244 @@
+package eventlog
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The JetStream client's asynchronous publishing. Up to asyncMaxPending
+// messages may wait for their acknowledgement: a small window keeps the
+// time from publish to ack short (a consumer sees an outcome soon after it
+// happened), and with batches of outcomes it still lets the stream store
+// what the publisher sends. asyncTimeout bounds the wait for one ack, so no
+// publish stays pending forever when the connection goes away.
+const (
+	asyncMaxPending = 2048
+	asyncTimeout    = 5 * time.Second
+)
+
+// publisher is the log's write side: the bounded queue Publish feeds, the
+// one goroutine that drains it into the JetStream client in batches
+// (batch.go), the hold and resend of events while the stream cannot take
+// them (outage.go), the synchronous control publishes (control.go) and the
+// counters of what was stored, dropped, failed and rejected.
+type publisher struct {
+	conn *conn
+	log  hclog.Logger
+	errs *lastError
+
+	queue    chan pubItem
+	retry    chan pubItem // publishes nobody answered, sent again first
+	closing  atomic.Bool  // Publish and Flush refuse
+	started  atomic.Bool
+	stopping chan struct{} // closed by stop: drain the queue and end
+	abort    chan struct{} // closed by stop when its deadline passes
+	done     chan struct{} // closed when the goroutine has ended
+
+	// streamDown is whether the stream left the last publish unanswered.
+	streamDown atomic.Bool
+	// unsent counts the events taken from the queue (or sent back to the
+	// retry queue) and not yet handed to the client: Stats.Pending.
+	unsent atomic.Int64
+
+	batch    batch        // the goroutine's
+	subjects subjectCache // the goroutine's
+
+	counts   pubCounters
+	reporter *lossReporter
+}
+
+func newPublisher(c *conn, log hclog.Logger, errs *lastError, queueSize int) *publisher {
+	p := &publisher{
+		conn:     c,
+		log:      log,
+		errs:     errs,
+		queue:    make(chan pubItem, queueSize),
+		retry:    make(chan pubItem, retryCap),
+		stopping: make(chan struct{}),
+		abort:    make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	p.reporter = newLossReporter(log, &p.counts, errs)
+	p.batch.send = p.publishAsync
+	return p
+}
+
+// jetStreamOpts configure the JetStream context the publisher publishes
+// through: its in-flight window and its ack and error handlers.
+func (p *publisher) jetStreamOpts() []jetstream.JetStreamOpt {
+	return []jetstream.JetStreamOpt{
+		jetstream.WithPublishAsyncMaxPending(asyncMaxPending),
+		jetstream.WithPublishAsyncTimeout(asyncTimeout),
+		jetstream.WithPublishAsyncErrHandler(p.asyncErr),
+		jetstream.WithPublishAsyncAckHandler(p.asyncAck),
+	}
+}
+
+// start runs the publisher goroutine, once the connection is open.
+func (p *publisher) start() {
+	if !p.started.CompareAndSwap(false, true) {
+		return
+	}
+	p.batch.maxBytes = batchLimit(p.conn.nc.MaxPayload())
+	go p.run()
+}
+
+// stop refuses new events, lets the goroutine empty the queue (until ctx is
+// done, then makes it give up), counts what is left as dropped, and waits
+// for the outstanding acks (until ctx is done, then forgets them).
+func (p *publisher) stop(ctx context.Context) {
+	p.closing.Store(true)
+	if p.started.CompareAndSwap(false, true) {
+		close(p.done) // never started: nothing to wait for
+	}
+	close(p.stopping)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		close(p.abort)
+		<-p.done
+	}
+	p.discardQueue()
+	select {
+	case <-p.conn.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		p.log.Warn("giving up on unacknowledged events", "pending", p.conn.js.PublishAsyncPending())
+		p.conn.js.CleanupPublisher()
+	}
+}
+
+// discardQueue counts what the goroutine left in the queue (and in the
+// retry queue) as dropped and releases waiting Flush calls.
+func (p *publisher) discardQueue() {
+	for {
+		select {
+		case it := <-p.retry:
+			p.unsent.Add(-int64(it.events))
+			p.counts.dropped.Add(uint64(it.events))
+		case it := <-p.queue:
+			if it.flushed != nil {
+				close(it.flushed)
+				continue
+			}
+			p.counts.dropped.Add(1)
+		default:
+			return
+		}
+	}
+}
+
+// run is the one goroutine that drains the queue into PublishAsync,
+// publishes that nobody answered first (outage.go). On stop it empties
+// the queue, unless stop's deadline passes first or the log does not take
+// events.
+func (p *publisher) run() {
+	defer close(p.done)
+	for {
+		select {
+		case it := <-p.retry:
+			p.handleItem(it)
+			continue
+		default:
+		}
+		select {
+		case it := <-p.retry:
+			p.handleItem(it)
+		case it := <-p.queue:
+			p.unsent.Add(int64(it.events))
+			if it.flushed == nil && len(p.queue) < lingerUnder {
+				p.linger()
+			}
+			p.drain(it)
+		case <-p.stopping:
+			p.finish()
+			return
+		}
+	}
+}
+
+// finish publishes what is still queued when stop begins, until the queue
+// is empty or stop gives up.
+func (p *publisher) finish() {
+	for {
+		select {
+		case it := <-p.retry:
+			p.handleItem(it)
+		case it := <-p.queue:
+			p.unsent.Add(int64(it.events))
+			p.drain(it)
+		case <-p.abort:
+			return
+		default:
+			return
+		}
+	}
+}
+
+// lingerDelay is how long the publisher holds the first event of a round
+// before sending what is queued, so that the outcomes of a burst go out
+// together, batched per pair (batch.go). Storing, acknowledging and
+// delivering a message costs the log about the same whatever it carries, so
+// the number of messages, not of events, is what the log costs the proxy
+// (BenchmarkProxyOverhead in transport/proxy measures it); a longer wait
+// makes bigger batches. The wait stays short because while a failing
+// pair's outcomes wait, requests still go to it (and fail over) until the
+// ban they lead to is folded. lingerUnder skips the wait when a round's
+// worth is already queued.
+const (
+	lingerDelay = 20 * time.Millisecond
+	lingerUnder = 256
+)
+
+// linger waits lingerDelay, or less when the log is stopping.
+func (p *publisher) linger() {
+	t := time.NewTimer(lingerDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.stopping:
+	}
+}
+
+// handleItem publishes it, or for a Flush marker waits until everything
+// handed to the client before it is acknowledged.
+func (p *publisher) handleItem(it pubItem) {
+	if it.flushed == nil {
+		p.publishAsync(it)
+		return
+	}
+	defer close(it.flushed)
+	for {
+		select {
+		case <-p.conn.js.PublishAsyncComplete():
+		case <-it.ctx.Done():
+			return
+		case <-p.abort:
+			return
+		}
+		// Publishes nobody answered came back before completion was
+		// signalled; they were queued before the flush, so send them too.
+		select {
+		case r := <-p.retry:
+			p.publishAsync(r)
+		default:
+			return
+		}
+	}
+}
+
+// addStats fills the publisher's part of s.
+func (p *publisher) addStats(s *Stats) {
+	s.Published = p.counts.published.Load()
+	s.Dropped = p.counts.dropped.Load()
+	s.Failed = p.counts.failed.Load()
+	s.Rejected = p.counts.rejected.Load()
+	s.Pending = len(p.queue) + int(p.unsent.Load())
+	if p.conn.js != nil {
+		s.InFlight = p.conn.js.PublishAsyncPending()
+	}
+	s.Writable = p.writable()
+}
