@@ -10,6 +10,9 @@ import (
 
 const module = "github.com/airouter/airouter"
 
+// testkit is the tests' shared helpers: only _test.go files import it.
+const testkit = "internal/testkit"
+
 // allowed lists, per package of this module, the packages of this module it
 // may import. It is the table in ARCHITECTURE.md; keep the two together.
 var allowed = map[string][]string{
@@ -25,6 +28,7 @@ var allowed = map[string][]string{
 	"adminapi":                      {"domain", "projections", "apierror", "redact"},
 	"apierror":                      {},
 	"incident":                      {"domain", "projections", "eventjson"},
+	"internal/testkit":              {},
 	"cmd/airouter":                  {"*"},
 }
 
@@ -104,6 +108,9 @@ func TestLayering(t *testing.T) {
 		for _, imp := range p.imports {
 			if dep, ok := own(imp); ok && !permitted(rules, dep) {
 				t.Errorf("%s imports %s, which the layering forbids", p.path, dep)
+			}
+			if dep, _ := own(imp); dep == testkit {
+				t.Errorf("%s imports %s outside its tests; only _test.go files may", p.path, dep)
 			}
 			for prefix, users := range thirdParty {
 				if strings.HasPrefix(imp, prefix) && !permitted(users, p.path) {

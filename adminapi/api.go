@@ -41,6 +41,9 @@ type Pair struct {
 	RPM, TPM int
 }
 
+// Key names the pair.
+func (p Pair) Key() domain.Key { return domain.Key{Credential: p.Credential, Model: p.Model} }
+
 // LogStatus is the event log's state, as the wiring reads it.
 type LogStatus struct {
 	// Connected is true when the log can take events now: connected, and
@@ -94,11 +97,13 @@ type Deps struct {
 	// Registry receives every metric; nil makes a fresh one (see
 	// API.Registry).
 	Registry *prometheus.Registry
-	Logger   hclog.Logger
+	// Logger receives the ban, unban, bench and settings lines and the
+	// handlers' errors; nil discards them.
+	Logger hclog.Logger
 	// Clock is nil for time.Now.
 	Clock func() time.Time
 	// NewID returns a fresh, unique event id for an admin change; nil uses
-	// 128 random bits.
+	// "admin/" and 96 random bits.
 	NewID func() string
 	// ChangeTimeout bounds an admin change (ban, unban, settings) from
 	// publishing its event to this replica having applied it; past it the

@@ -252,8 +252,9 @@ func TestWildcardBanCoversAModelLearnedLater(t *testing.T) {
 	}
 }
 
-// TestGracefulScaleIn is the seed's scale-in at the API level: ban the
-// replica's credential, routing stops choosing it (a request already
+// TestGracefulScaleIn drains a credential as an autoscaler does before
+// removing its replica, at the API level: ban the credential, routing
+// stops choosing it (a request already
 // forwarded is untouched: a ban only changes what the next selection
 // sees), then unban brings it back.
 func TestGracefulScaleIn(t *testing.T) {

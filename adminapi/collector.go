@@ -76,7 +76,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		emit(descCredBanned, prometheus.GaugeValue, banned, cr.Name)
 		if cr.Type == domain.CredentialProxy {
-			continue // a relay's load is its upstream's, as in the router we replace
+			continue // a relay's load is its upstream's
 		}
 		rpm, tpm := a.usage(cr.Name, "")
 		emit(descCredRPM, prometheus.GaugeValue, float64(rpm), cr.Name)

@@ -6,5 +6,10 @@
 // (counters fed by the proxy and by applied events, gauges read from the
 // current snapshot at scrape time), and the log lines that ban, unban, bench
 // and settings events produce. It takes plain values and functions from the
-// wiring and never imports config or the transports.
+// wiring and never imports config, the transports or NATS: an admin change
+// leaves through Deps.Publish (transport/eventlog's PublishControl in the
+// wiring), comes back folded by projections, and reaches Observe from the
+// writer's AfterApply. The shape of /health and the auto_ai_router_* metric
+// names are those of auto_ai_router, so its dashboards, alerts and probes
+// keep working.
 package adminapi

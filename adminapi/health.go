@@ -2,7 +2,7 @@ package adminapi
 
 import (
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,26 +11,30 @@ import (
 	"github.com/airouter/airouter/redact"
 )
 
-// Health is the /health document: the shape of the router we replace
+// Health is the /health document: the compatible shape of the package doc
 // (status, counts, credentials, models keyed "credential:model") plus what
-// our design knows: the time it was judged at, cooldowns and benches, and
-// the event log's state.
+// the log knows: the time it was judged at, cooldowns and benches, and the
+// event log's state.
 type Health struct {
+	// Status is "healthy" while some credential is usable (a known pair
+	// of it is not banned, or it has no known pair and no ban), else
+	// "unhealthy", answered with 503.
 	Status string `json:"status"`
 	// Time is the moment the document was judged at; the dashboard counts
 	// the time left on bans from it.
 	Time time.Time `json:"time"`
 	// CredentialsAvailable counts credentials with no active ban on any
-	// model; healthy means it is above 0.
+	// model. Status is judged otherwise: a credential with one model
+	// banned is not available, yet still usable.
 	CredentialsAvailable int `json:"credentials_available"`
-	// CredentialsBanned counts active banned pairs (a wildcard ban is one),
-	// as the router we replace does.
-	CredentialsBanned int                              `json:"credentials_banned"`
-	TotalCredentials  int                              `json:"total_credentials"`
-	Credentials       map[string]CredentialHealth      `json:"credentials"`
-	Models            map[string]ModelHealth           `json:"models"`
-	BenchedModels     map[string]projections.BenchView `json:"benched_models"`
-	Log               LogHealth                        `json:"log"`
+	// BannedPairs counts active bans of configured credentials (a
+	// wildcard ban is one), under the document's "credentials_banned".
+	BannedPairs      int                              `json:"credentials_banned"`
+	TotalCredentials int                              `json:"total_credentials"`
+	Credentials      map[string]CredentialHealth      `json:"credentials"`
+	Models           map[string]ModelHealth           `json:"models"`
+	BenchedModels    map[string]projections.BenchView `json:"benched_models"`
+	Log              LogHealth                        `json:"log"`
 }
 
 // CredentialHealth is one credential in /health. The ban fields describe
@@ -38,14 +42,16 @@ type Health struct {
 // then a permanent over a finite one, then the later end. BanUntil is
 // absent for a permanent ban.
 type CredentialHealth struct {
-	Type              string         `json:"type"`
-	IsFallback        bool           `json:"is_fallback"`
-	IsBanned          bool           `json:"is_banned"`
-	Weight            int            `json:"weight"`
-	CurrentRPM        int            `json:"current_rpm"`
-	CurrentTPM        int            `json:"current_tpm"`
-	LimitRPM          int            `json:"limit_rpm"`
-	LimitTPM          int            `json:"limit_tpm"`
+	Type       string `json:"type"`
+	IsFallback bool   `json:"is_fallback"`
+	IsBanned   bool   `json:"is_banned"`
+	Weight     int    `json:"weight"`
+	CurrentRPM int    `json:"current_rpm"`
+	CurrentTPM int    `json:"current_tpm"`
+	LimitRPM   int    `json:"limit_rpm"`
+	LimitTPM   int    `json:"limit_tpm"`
+	// BannedErrorCounts sums, by status code, the watched counters of the
+	// credential's pairs that hold a ban of their own.
 	BannedErrorCounts map[string]int `json:"banned_error_counts,omitempty"`
 	BanOrigin         domain.Origin  `json:"ban_origin,omitempty"`
 	BanReason         string         `json:"ban_reason,omitempty"`
@@ -89,7 +95,7 @@ type LogHealth struct {
 }
 
 // serveHealth answers /health, with 503 when no credential is usable. It
-// needs no key, as in the router we replace.
+// needs no key, so load balancers and probes can read it.
 func (a *API) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	h := a.Health()
 	status := http.StatusOK
@@ -115,7 +121,7 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 	}
 	for _, b := range snap.Bans(now) {
 		if _, ok := a.byName[b.Credential]; ok {
-			h.CredentialsBanned++
+			h.BannedPairs++
 		}
 	}
 	for _, c := range a.creds {
@@ -133,12 +139,12 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 	}
 	// A credential is usable when one of its known pairs is not banned, or
 	// when it has no known pair and no ban: /health answers 503 only when
-	// none is, even though credentials_available counts, as in the router
-	// we replace, only credentials without any ban.
+	// none is, even though credentials_available counts only credentials
+	// without any ban.
 	pairsOf, openPairs := map[string]int{}, map[string]int{}
 	for _, p := range a.knownPairs(snap) {
 		c := a.byName[p.Credential]
-		pv := snap.Pair(domain.Key{Credential: p.Credential, Model: p.Model}, now)
+		pv := snap.Pair(p.Key(), now)
 		m := ModelHealth{
 			Credential: p.Credential, Model: p.Model, IsBanned: pv.Banned,
 			Weight:   weight(p.Weight, weight(c.Weight, 1)),
@@ -154,8 +160,8 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			openPairs[p.Credential]++
 		}
 		if pv.Banned && pv.BanModel == p.Model && len(m.ErrorCodeCounts) > 0 {
-			// A credential's error counts are the sum over its pairs'
-			// own bans, as in the router we replace.
+			// A credential's error counts are the sum over its pairs
+			// that hold their own ban.
 			ch := h.Credentials[p.Credential]
 			if ch.BannedErrorCounts == nil {
 				ch.BannedErrorCounts = map[string]int{}
@@ -182,7 +188,7 @@ func (a *API) knownPairs(snap *projections.Snapshot) []Pair {
 	seen := map[domain.Key]bool{}
 	var out []Pair
 	add := func(p Pair) {
-		k := domain.Key{Credential: p.Credential, Model: p.Model}
+		k := p.Key()
 		if _, ok := a.byName[p.Credential]; !ok || seen[k] || p.Model == "" || p.Model == domain.AllModels {
 			return
 		}
@@ -195,12 +201,7 @@ func (a *API) knownPairs(snap *projections.Snapshot) []Pair {
 	for _, k := range snap.Pairs() {
 		add(Pair{Credential: k.Credential, Model: k.Model})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Credential != out[j].Credential {
-			return out[i].Credential < out[j].Credential
-		}
-		return out[i].Model < out[j].Model
-	})
+	slices.SortFunc(out, func(x, y Pair) int { return x.Key().Compare(y.Key()) })
 	return out
 }
 

@@ -98,9 +98,9 @@ func TestHealthExplainsBans(t *testing.T) {
 	if status != 200 || h.Status != "healthy" {
 		t.Fatalf("status %d %q", status, h.Status)
 	}
-	if h.TotalCredentials != 4 || h.CredentialsAvailable != 2 || h.CredentialsBanned != 3 {
+	if h.TotalCredentials != 4 || h.CredentialsAvailable != 2 || h.BannedPairs != 3 {
 		t.Errorf("counts: total %d available %d banned %d; want 4, 2 and 3 (banned counts pairs)",
-			h.TotalCredentials, h.CredentialsAvailable, h.CredentialsBanned)
+			h.TotalCredentials, h.CredentialsAvailable, h.BannedPairs)
 	}
 	// The credential reports its manual ban over its automatic one.
 	o1 := h.Credentials["openai-1"]
@@ -168,8 +168,8 @@ func TestHealthReportsTheLongestAutomaticBan(t *testing.T) {
 	}
 }
 
-// credentials_available counts, as in the router we replace, credentials
-// without any ban; /health turns 503 only when no credential is usable, so
+// credentials_available counts only credentials without any ban; /health
+// turns 503 only when no credential is usable, so
 // a pool where every credential lost one model still reports healthy.
 func TestHealthStaysHealthyWhileAnyPairRoutes(t *testing.T) {
 	r := newRig(t)

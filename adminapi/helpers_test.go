@@ -1,7 +1,6 @@
 package adminapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,9 +14,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/apierror"
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/projections"
 	"github.com/airouter/airouter/transport/eventlog"
 )
@@ -32,47 +33,14 @@ const (
 // t0 is the fake clock's start: 16:59 UTC, so a 30m ban ends at 17:29.
 var t0 = time.Date(2026, 9, 21, 16, 59, 0, 0, time.UTC)
 
-// fakeClock is the time every handler and the page are judged at.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// logBuffer collects the API's JSON log lines from several goroutines.
+type logBuffer struct{ testkit.Buffer }
 
 // logLine is one JSON log line of the API's logger.
 type logLine map[string]any
 
 // lines parses the collected JSON log lines.
-func (s *syncBuffer) lines(t *testing.T) []logLine {
+func (s *logBuffer) lines(t *testing.T) []logLine {
 	t.Helper()
 	var out []logLine
 	for _, l := range strings.Split(strings.TrimSpace(s.String()), "\n") {
@@ -86,32 +54,6 @@ func (s *syncBuffer) lines(t *testing.T) []logLine {
 		out = append(out, m)
 	}
 	return out
-}
-
-// testWriter sends the event log's own lines to t.Log until the test ends.
-type testWriter struct {
-	t    testing.TB
-	done *atomic.Bool
-}
-
-func (w testWriter) Write(p []byte) (int, error) {
-	if !w.done.Load() {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func testLogger(t testing.TB) hclog.Logger {
-	done := new(atomic.Bool)
-	t.Cleanup(func() { done.Store(true) })
-	return hclog.New(&hclog.LoggerOptions{Output: testWriter{t: t, done: done}, Level: hclog.Warn})
-}
-
-// testCtx bounds a test so a bug fails it instead of hanging it.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // The pool most tests use: two openai credentials, an anthropic one and a
@@ -144,8 +86,8 @@ type rig struct {
 	live  *projections.Live
 	api   *API
 	srv   *httptest.Server
-	clock *fakeClock
-	logs  *syncBuffer
+	clock *clockwork.FakeClock
+	logs  *logBuffer
 
 	mu      sync.Mutex
 	learned map[string][]string
@@ -156,8 +98,8 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	ctx := testCtx(t)
-	l, err := eventlog.Open(ctx, eventlog.Options{StoreDir: t.TempDir(), Storage: eventlog.StorageMemory, Logger: testLogger(t)})
+	ctx := testkit.Context(t)
+	l, err := eventlog.Open(ctx, eventlog.Options{StoreDir: t.TempDir(), Storage: eventlog.StorageMemory, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatalf("open the event log: %v", err)
 	}
@@ -168,7 +110,7 @@ func newRig(t testing.TB) *rig {
 	})
 	r := &rig{
 		t: t, ctx: ctx, log: l, live: projections.NewLive(nil),
-		clock: &fakeClock{t: t0}, logs: &syncBuffer{},
+		clock: clockwork.NewFakeClockAt(t0), logs: &logBuffer{},
 		usage: map[domain.Key][2]int{
 			{Credential: "openai-1"}:                  {12, 3400},
 			{Credential: "openai-1", Model: "gpt-4o"}: {7, 2100},
@@ -356,7 +298,7 @@ func outcome(id string, cred, model string, status int, at time.Time) domain.Eve
 func autoBan(cred, model string, code, failures int, at time.Time, d time.Duration, causeSeq uint64) domain.Event {
 	ban := "permanent"
 	if d > 0 {
-		ban = strings.TrimSuffix(strings.TrimSuffix(d.String(), "0s"), "0m")
+		ban = domain.ShortDuration(d)
 	}
 	b := &domain.Ban{
 		Credential: cred, Model: model, Origin: domain.OriginFail2Ban, ErrorCode: code,

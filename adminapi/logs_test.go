@@ -93,7 +93,7 @@ func TestReplayDoesNotRelogHistory(t *testing.T) {
 	r.admin("PUT", "/api/fallback", `{"max_hops":4}`, 200)
 	bootSeq := r.live.Load().Seq()
 
-	logs := &syncBuffer{}
+	logs := &logBuffer{}
 	live := projections.NewLive(nil)
 	api, err := New(Deps{
 		MasterKey: masterKey, Credentials: testCreds, Snapshot: live.Load, WaitFor: live.WaitFor,

@@ -10,8 +10,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// durationBuckets are the request duration buckets of the router we
-// replace: 21 from 50 ms to 10 minutes.
+// durationBuckets are the request duration buckets, 21 from 50 ms to 10
+// minutes, kept with the metric names (see the package doc) so existing
+// dashboards' quantiles read alike.
 var durationBuckets = []float64{
 	0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 3, 5, 7.5,
 	10, 15, 20, 30, 45, 60, 120, 240, 360, 600,
@@ -21,10 +22,11 @@ var durationBuckets = []float64{
 var hopBuckets = []float64{1, 2, 3, 4, 5, 6, 8, 10, 15, 20}
 
 // Metrics are the counters and histograms fed by events: the proxy's
-// requests through the methods below (the wiring passes them to the proxy
-// as funcs), and bans, unbans, cooldowns and benches through API.Observe.
-// The names of the router we replace are kept so its dashboards and alerts
-// keep working. It is safe for concurrent use.
+// requests through the methods below (the wiring hands *Metrics to the
+// proxy as its proxy.Metrics), and bans, unbans, cooldowns and benches
+// through API.Observe. The auto_ai_router_* names are kept for existing
+// dashboards and alerts (see the package doc). It is safe for concurrent
+// use.
 type Metrics struct {
 	requests  *prometheus.CounterVec
 	duration  *prometheus.HistogramVec

@@ -27,7 +27,7 @@ func TestObserveCountsWhatTheFoldLifts(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		creds := []string{"a", "b"}
 		models := []string{"*", "m1", "m2"}
-		logs := &syncBuffer{}
+		logs := &logBuffer{}
 		api, err := New(Deps{
 			MasterKey: masterKey, Snapshot: projections.NewState().Snapshot, WaitFor: func(context.Context, uint64) error { return nil },
 			Publish: func(context.Context, domain.Event) (uint64, error) { return 0, nil },
@@ -52,7 +52,7 @@ func TestObserveCountsWhatTheFoldLifts(t *testing.T) {
 					ended[c.Key()]++
 				}
 			}
-			logs.b.Reset() // Observe runs on this goroutine: no lock needed
+			logs.Reset()
 			api.Observe(ev, ch, true)
 			lines, removed := 0, any(nil)
 			for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {

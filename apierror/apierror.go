@@ -3,7 +3,10 @@
 // parse, OpenAI's {"error":{"message","type","param","code"}} and
 // Anthropic's {"type":"error","error":{"type","message"}}. The proxy and
 // the admin API both answer with them, so a status means the same type on
-// every route.
+// every route. It imports nothing of ours and writes nothing itself: it
+// builds values the HTTP surfaces encode. It is not on an event's path;
+// an error body ends a client's request, while the attempt behind it is
+// reported as an outcome by transport/proxy.
 package apierror
 
 // Types returns the error type a status is reported as, in the OpenAI shape

@@ -21,7 +21,9 @@ type Config struct {
 	Credentials []Credential `yaml:"credentials"`
 	// Models are the top-level models followed by those listed inside
 	// credentials (bound to their credential).
-	Models     []Model           `yaml:"models,omitempty"`
+	Models []Model `yaml:"models,omitempty"`
+	// ModelAlias maps a name clients may send to a public model id (see
+	// ResolveAlias).
 	ModelAlias map[string]string `yaml:"model_alias,omitempty"`
 	Monitoring Monitoring        `yaml:"monitoring"`
 	Events     Events            `yaml:"events"`

@@ -69,8 +69,9 @@ type Fallback struct {
 	MaxHops int `yaml:"max_hops"`
 	// TimeBudget is the wall-clock budget of one request's attempts; 0 is
 	// none.
-	TimeBudget          time.Duration `yaml:"time_budget"`
-	ExposeDetailHeaders bool          `yaml:"expose_detail_headers"`
+	TimeBudget time.Duration `yaml:"time_budget"`
+	// ExposeDetailHeaders adds the X-Fallback-Detail header to answers.
+	ExposeDetailHeaders bool `yaml:"expose_detail_headers"`
 }
 
 // Settings returns the failover settings as the domain value.
@@ -91,9 +92,9 @@ type ModelBench struct {
 	Duration time.Duration `yaml:"duration"`
 }
 
-// Monitoring switches the Prometheus endpoint. PrometheusEnabled defaults
-// to true whether or not the section is present (the router we replace
-// turned it off when the section was present without the key).
+// Monitoring is the monitoring section. PrometheusEnabled is read and
+// checked, and defaults to true whether or not the section is present;
+// the wiring does not read it, so /metrics is served either way.
 type Monitoring struct {
 	PrometheusEnabled bool `yaml:"prometheus_enabled"`
 }

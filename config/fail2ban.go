@@ -52,10 +52,13 @@ type CredentialOverride struct {
 // credential's rule for the code, then the global rule for the code, then
 // MaxAttempts/BanDuration.
 type Fail2Ban struct {
-	MaxAttempts         int                           `yaml:"max_attempts"`
-	BanDuration         BanDuration                   `yaml:"ban_duration"`
-	ErrorCodes          []int                         `yaml:"error_codes,flow"`
-	ErrorCodeRules      []ErrorCodeRule               `yaml:"error_code_rules,omitempty"`
+	MaxAttempts int         `yaml:"max_attempts"`
+	BanDuration BanDuration `yaml:"ban_duration"`
+	// ErrorCodes are the watched status codes, the only ones counted.
+	ErrorCodes     []int           `yaml:"error_codes,flow"`
+	ErrorCodeRules []ErrorCodeRule `yaml:"error_code_rules,omitempty"`
+	// CredentialOverrides are credentials' own settings, by credential
+	// name.
 	CredentialOverrides map[string]CredentialOverride `yaml:"credential_overrides,omitempty"`
 }
 

@@ -1,10 +1,10 @@
 package config
 
 // The file types mirror the YAML document. Every scalar is read as a string,
-// as the router we replace does, so that os.environ/VAR works for numbers,
-// booleans and durations too, and an empty value (written "" or resolved
-// from an unset variable) means "use the default". build*.go turn them into
-// the typed Config.
+// so that os.environ/VAR works for numbers, booleans and durations too, and
+// an empty value (written "" or resolved from an unset variable) means "use
+// the default". The build functions (config.go, server.go, events.go, ...)
+// turn them into the typed Config.
 
 type fileConfig struct {
 	Server      fileServer        `yaml:"server"`

@@ -1,9 +1,9 @@
 package config
 
-// ignoredKey reports whether a key of the router we replace is accepted but
-// not used, so that its config files load, and says why. Such a key loads
-// with a warning; any other unknown key is an error. schema is the key's
-// path with "[]" for any list index.
+// ignoredKey reports whether a key that airouter does not use is accepted
+// anyway (a key of auto_ai_router configs, see the package doc), and says
+// why. Such a key loads with a warning; any other unknown key is an error.
+// schema is the key's path with "[]" for any list index.
 func ignoredKey(schema string) (why string, ok bool) {
 	switch schema {
 	case "server.max_provider_retries", "server.max_fallback_attempts":

@@ -92,8 +92,7 @@ func buildModels(c *checker, fs []fileModel, nested []placed, creds []Credential
 }
 
 // buildAliases checks model_alias. An alias to itself is ignored with a
-// warning, as the router we replace does; aliases are resolved once, not
-// in chains.
+// warning; aliases are resolved once, not in chains.
 func buildAliases(c *checker, aliases map[string]string) map[string]string {
 	keys := make([]string, 0, len(aliases))
 	for k := range aliases {

@@ -59,9 +59,9 @@ func (cfg *Config) Routes() []Route {
 	return routes
 }
 
-// Targets returns the credentials that serve a public model by config,
-// following the router we replace: with no models configured every
-// credential serves it under its own name, at server.default_models_rpm;
+// Targets returns the credentials that serve a public model by config: with
+// no models configured every credential serves it under its own name, at
+// server.default_models_rpm;
 // otherwise the entry for the model and credential applies, else the
 // entry for the model without a credential, else the credential does not
 // serve it. It scans the config; callers build their tables once.

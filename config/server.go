@@ -20,19 +20,26 @@ const maxBodySizeMB = 1 << 20
 
 // Server is the HTTP side of the router.
 type Server struct {
+	// Port is the HTTP port; the router listens on every interface.
 	Port int `yaml:"port"`
 	// MasterKey is accepted on every endpoint, including the admin API.
 	MasterKey string `yaml:"master_key"`
 	// APIKeys may call the proxy endpoints but not the admin API.
-	APIKeys       []string `yaml:"api_keys,omitempty"`
-	MaxBodySizeMB int      `yaml:"max_body_size_mb"`
-	// RequestTimeout caps the wait for an upstream's response headers and
-	// the read of a client request; 0 means none (written 0 or -1).
+	APIKeys []string `yaml:"api_keys,omitempty"`
+	// MaxBodySizeMB bounds a client request body, in MiB (see
+	// MaxBodyBytes).
+	MaxBodySizeMB int `yaml:"max_body_size_mb"`
+	// RequestTimeout bounds each upstream attempt up to its response
+	// headers (and the body of a non-streamed response), and an admin
+	// change's wait for its event to be applied; 0 means no bound on the
+	// attempt (written 0 or -1).
 	RequestTimeout time.Duration `yaml:"request_timeout"`
 	// WriteTimeout bounds each write to a client (on the proxied /v1
 	// routes it is renewed before every write); 0 means none.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
-	IdleTimeout  time.Duration `yaml:"idle_timeout"`
+	// IdleTimeout bounds a keep-alive client connection's wait for its
+	// next request; 0 in the file means twice WriteTimeout.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// LoggingLevel is info, debug, warn or error.
 	LoggingLevel string `yaml:"logging_level"`
 	// LoggingFormat is text or json.
@@ -62,7 +69,7 @@ func buildServer(c *checker, f fileServer) Server {
 		(s.MaxBodySizeMB < 1 || s.MaxBodySizeMB > maxBodySizeMB) {
 		c.add("server.max_body_size_mb", "%d is out of range 1..%d", s.MaxBodySizeMB, maxBodySizeMB)
 	}
-	// The router we replace accepts -1 for "no timeout".
+	// -1 also means no timeout.
 	if strings.TrimSpace(f.RequestTimeout) == "-1" {
 		s.RequestTimeout = 0
 	} else {

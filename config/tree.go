@@ -37,8 +37,8 @@ func keyPath(path, key string) string {
 
 // expander copies a parsed document into a plain tree: aliases are replaced
 // by copies of their anchors, merge keys (<<) are applied, and a list that
-// an alias stands for inside a list is spliced into it (as the router we
-// replace does for `- *common_models`).
+// an alias stands for inside a list is spliced into it, so `- *common_models`
+// adds the anchored models to the list it is written in.
 type expander struct {
 	nodes  int
 	active map[*yaml.Node]bool
@@ -138,8 +138,8 @@ func orRoot(path string) string {
 }
 
 // walker checks a plain tree against the file types before it is decoded:
-// every key must be known (or a replaced router's key that airouter
-// ignores), every value must have the right shape, and no key may repeat.
+// every key must be known (or one that ignoredKey accepts), every value
+// must have the right shape, and no key may repeat.
 // It reports each problem with its path, prunes what it reported so that
 // decoding cannot fail, and resolves os.environ/VAR in every string value
 // and map key: this is the one place environment variables are read.
@@ -223,9 +223,9 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path, schema string) {
 	n.Content = kept
 }
 
-// unknown reports a key the file types do not have, unless it is a key of
-// the router we replace that airouter accepts and ignores, or a top-level
-// "x-" key that only holds anchors.
+// unknown reports a key the file types do not have, unless ignoredKey
+// accepts it (with a warning), or it is a top-level "x-" key that only
+// holds anchors.
 func (w *walker) unknown(key, path, schema string) {
 	if why, ok := ignoredKey(schema); ok {
 		w.c.warn(path, "ignored: %s", why)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/projections"
 )
 
@@ -101,11 +102,11 @@ func TestTheHorizonSkipsStaleOutcomes(t *testing.T) {
 // A full queue drops the decision, counts it and says so; the writer never
 // waits.
 func TestAFullQueueDropsAndCounts(t *testing.T) {
-	var out logLines
+	var out testkit.Buffer
 	r := newRig(t, func(c *Config) {
 		c.Policy.Default.MaxAttempts = 1
 		c.Queue = 2
-		c.Logger = out.logger()
+		c.Logger = logTo(&out)
 	})
 	for _, cred := range []string{"cred-a", "cred-b", "cred-c"} {
 		r.apply(failure(0, cred, "gpt-test"))
@@ -113,7 +114,7 @@ func TestAFullQueueDropsAndCounts(t *testing.T) {
 	if q, d := r.engine.Queued(), r.engine.Dropped(); q != 2 || d != 1 {
 		t.Fatalf("queued %d, dropped %d; want 2 and 1", q, d)
 	}
-	lines := out.matching("decision queue full; decision dropped")
+	lines := out.Lines("decision queue full; decision dropped")
 	if len(lines) != 1 || !strings.Contains(lines[0], "f2b/cred-c/gpt-test/3") {
 		t.Fatalf("log lines = %q", lines)
 	}
@@ -146,10 +147,10 @@ func TestAnExpiredBanIsPublishedAsLiftedByExpiry(t *testing.T) {
 // A failed publish is counted every time and logged at most once per
 // FailLogEvery of the engine's clock, with the running count.
 func TestAPublishFailureIsCountedAndLoggedOncePerInterval(t *testing.T) {
-	var out logLines
+	var out testkit.Buffer
 	r := newRig(t, func(c *Config) {
 		c.Policy.Default.MaxAttempts = 1
-		c.Logger = out.logger()
+		c.Logger = logTo(&out)
 	})
 	r.log.fail, r.log.hold = errors.New("log unreachable"), true
 	for _, cred := range []string{"cred-a", "cred-b", "cred-c", "cred-d"} {
@@ -162,7 +163,7 @@ func TestAPublishFailureIsCountedAndLoggedOncePerInterval(t *testing.T) {
 	}
 	r.log.next(t) // the fourth publish: the first three are handled
 	const msg = "publishing a decision failed"
-	if lines := out.matching(msg); len(lines) != 1 {
+	if lines := out.Lines(msg); len(lines) != 1 {
 		t.Fatalf("three failures within %v logged %d lines, want 1: %q", FailLogEvery, len(lines), lines)
 	}
 	if n := r.engine.Failed(); n != 3 {
@@ -172,7 +173,7 @@ func TestAPublishFailureIsCountedAndLoggedOncePerInterval(t *testing.T) {
 	r.log.release <- struct{}{}
 	r.engine.Stop()
 	r.engine.Wait()
-	lines := out.matching(msg)
+	lines := out.Lines(msg)
 	if len(lines) != 2 || !strings.Contains(lines[1], "failed_total=4") {
 		t.Fatalf("after %v more: log lines = %q, want a second one with failed_total=4", FailLogEvery, lines)
 	}

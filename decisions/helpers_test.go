@@ -1,9 +1,7 @@
 package decisions
 
 import (
-	"bytes"
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/projections"
 )
 
@@ -108,34 +107,10 @@ func (s *memStore) saves() []savedCheckpoint {
 	return append([]savedCheckpoint(nil), s.all...)
 }
 
-// logLines is an hclog output that tests may read while the engine
-// writes.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *logLines) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-// matching returns the lines that contain s.
-func (w *logLines) matching(s string) []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []string
-	for _, l := range strings.Split(w.buf.String(), "\n") {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func (w *logLines) logger() hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Output: w, Level: hclog.Debug})
+// logTo is an engine logger writing every line to out, which a test
+// reads while the engine writes.
+func logTo(out *testkit.Buffer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Debug})
 }
 
 // threeStrikes bans a pair for an hour after three 500s.

@@ -32,22 +32,22 @@ import (
 //     and any other transport failure as 502 (Outcome.Code). The rule is
 //     BanPolicy.RuleFor. The pair is banned when its counter for the
 //     outcome's code is at or past the rule's threshold (a MaxAttempts below
-//     1 is treated as 1, so "the first matching error bans", as in the router
-//     we replace). Every failure that leaves its code's counter at or past
-//     the threshold decides the ban, so a decision that was lost (queue
-//     full, publish failed) is made again by the pair's next such failure
-//     instead of leaving the pair unbanned until a success. The
+//     1 is treated as 1: the first matching error bans). Every failure that
+//     leaves its code's counter at or past the threshold decides the ban, so
+//     a decision that was lost (queue full, publish failed) is made again by
+//     the pair's next such failure instead of leaving the pair unbanned
+//     until a success. The
 //     re-decisions, and those of outcomes that were in flight when the ban
 //     was decided, carry the streak's id: the log de-duplicates them, and
 //     the fold ignores a ban whose id is the key's ban already. The code is
 //     not part of the id: a pair has one ban key, so a streak bans it once,
 //     by whichever code got there first. This needs the fold to clear a
 //     pair's counters, and so start a new streak, when its ban ends (expiry
-//     or lift), as the replaced router does. Nothing is decided for a pair
+//     or lift), which projections.Apply does. Nothing is decided for a pair
 //     that is banned (Facts.Banned) or for a proxy credential
 //     (Outcome.Proxy or BanPolicy.ProxyCredentials): a relay's errors
-//     reflect its own pool. A rule with Permanent, or with no positive
-//     Duration (the replaced router's "0 = permanent"), bans for good.
+//     reflect its own pool. A rule with Permanent, or without a positive
+//     Duration, bans for good.
 //   - A 429 or 503 carrying Retry-After (Outcome.RetryAfterMS > 0) cools the
 //     pair until ev.At + Retry-After, capped at MaxRetryAfter, whatever its
 //     counters and also for proxy credentials: a cooldown is not a ban, it
@@ -129,7 +129,7 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 func threshold(r Rule) int { return max(r.MaxAttempts, 1) }
 
 // permanent reports whether a rule bans for good: it says so, or it has no
-// positive duration (the replaced router's "ban_duration 0 = permanent").
+// positive duration, so a rule without one never bans for no time at all.
 func permanent(r Rule) bool { return r.Permanent || r.Duration <= 0 }
 
 // banReason explains a Fail2Ban ban, naming the rule that applied:
@@ -139,7 +139,7 @@ func permanent(r Rule) bool { return r.Permanent || r.Duration <= 0 }
 func banReason(p BanPolicy, credential string, code, n int, r Rule) string {
 	ban := "permanent"
 	if !permanent(r) {
-		ban = shortDuration(r.Duration)
+		ban = ShortDuration(r.Duration)
 	}
 	var source string
 	if o, ok := p.Credentials[credential]; ok {
@@ -239,7 +239,7 @@ func decideBench(bp BenchPolicy, ev Event, f Facts) (Event, bool) {
 			Failures:    n,
 			Credentials: creds,
 			Reason: fmt.Sprintf("%d failures on %d credentials within %s (last: %s)",
-				n, len(creds), shortDuration(bp.Window), failureLabel(*o)),
+				n, len(creds), ShortDuration(bp.Window), failureLabel(*o)),
 			CauseSeq:   ev.Seq,
 			CauseIndex: ev.Index,
 		},
@@ -261,9 +261,11 @@ func decisionID(kind, credential, model string, at Pos) string {
 	return kind + "/" + credential + "/" + model + "/" + at.String()
 }
 
-// shortDuration renders a duration without trailing zero units: "5m",
-// "1h", "1h30m", "90ms".
-func shortDuration(d time.Duration) string {
+// ShortDuration renders a duration as ban and bench reasons write it: Go's
+// form without trailing zero units ("5m", "1h", "1h30m", "90ms"). Tools
+// that describe the log's events use it too, so their text and the reasons
+// they quote write durations alike.
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = s[:len(s)-2]

@@ -10,10 +10,10 @@ import (
 
 var t0 = time.Date(2026, 9, 21, 10, 0, 0, 0, time.UTC)
 
-// seedPolicy is the Fail2Ban configuration of the seed document: top-level
-// max_attempts 3 and a permanent ban, the usual codes, a global 429 rule and
-// the cometapi-pool-1 override that watches 400.
-func seedPolicy() BanPolicy {
+// examplePolicy is a Fail2Ban configuration with every level of rule:
+// top-level max_attempts 3 and a permanent ban, the usual codes, a global 429
+// rule and the cometapi-pool-1 override that watches 400.
+func examplePolicy() BanPolicy {
 	return BanPolicy{
 		Default: Rule{MaxAttempts: 3, Permanent: true},
 		Codes:   []int{401, 403, 429, 500, 502, 503, 504},
@@ -119,18 +119,18 @@ func failures(credSec ...any) []ModelFailure {
 }
 
 func fail2banCases() []decideCase {
-	p := seedPolicy()
+	p := examplePolicy()
 	e500 := outcomeEv(7, "openai-1", "gpt-4o", 500, ClassServerError)
 	e429 := outcomeEv(8, "openai-1", "gpt-4o", 429, ClassRateLimited)
 	c400 := outcomeEv(9, "cometapi-pool-1", "gpt-4o", 400, ClassClientError)
 	c429 := outcomeEv(10, "cometapi-pool-1", "gpt-4o", 429, ClassRateLimited)
 	timeout := outcomeEv(11, "openai-1", "gpt-4o", 0, ClassTimeout)
 	conn := outcomeEv(12, "openai-1", "gpt-4o", 0, ClassConnection)
-	watch408 := seedPolicy()
+	watch408 := examplePolicy()
 	watch408.Codes = append(watch408.Codes, 408)
-	zero := seedPolicy()
+	zero := examplePolicy()
 	zero.Rules = map[int]Rule{500: {MaxAttempts: 0, Duration: time.Minute}}
-	noDuration := seedPolicy()
+	noDuration := examplePolicy()
 	noDuration.Default = Rule{MaxAttempts: 3}
 	return []decideCase{
 		{"unwatched code is never counted", p, outcomeEv(1, "openai-1", "gpt-4o", 400, ClassClientError), counts(400, 9), nil},
@@ -172,7 +172,7 @@ func fail2banCases() []decideCase {
 }
 
 func cooldownCases() []decideCase {
-	p := seedPolicy()
+	p := examplePolicy()
 	r429 := withRetryAfter(outcomeEv(20, "openai-1", "gpt-4o", 429, ClassRateLimited), 30_000)
 	r503 := withRetryAfter(outcomeEv(21, "openai-1", "gpt-4o", 503, ClassServerError), 2_500)
 	long := withRetryAfter(outcomeEv(22, "openai-1", "gpt-4o", 429, ClassRateLimited), 48*3600*1000)
@@ -204,8 +204,8 @@ func cooldownCases() []decideCase {
 }
 
 func benchCases() []decideCase {
-	p := seedPolicy()
-	off := seedPolicy()
+	p := examplePolicy()
+	off := examplePolicy()
 	off.Bench.Failures = 0
 	b502 := outcomeEv(600, "b", "llama", 502, ClassServerError)
 	bTimeout := outcomeEv(600, "b", "llama", 0, ClassTimeout)
@@ -269,16 +269,16 @@ func TestDecide(t *testing.T) {
 func TestDecideDeterministic(t *testing.T) {
 	for _, tc := range allCases() {
 		a := encodeAll(t, Decide(tc.policy, tc.ev, tc.facts))
-		b := encodeAll(t, Decide(seedPolicyLike(tc.policy), tc.ev, tc.facts))
+		b := encodeAll(t, Decide(examplePolicyLike(tc.policy), tc.ev, tc.facts))
 		if a != b {
 			t.Fatalf("%s: two decisions differ:\n%s\n%s", tc.name, a, b)
 		}
 	}
 }
 
-// seedPolicyLike returns an equal policy built from fresh maps, so the test
+// examplePolicyLike returns an equal policy built from fresh maps, so the test
 // does not pass because two calls share state.
-func seedPolicyLike(p BanPolicy) BanPolicy {
+func examplePolicyLike(p BanPolicy) BanPolicy {
 	q := p
 	q.Rules = map[int]Rule{}
 	for k, v := range p.Rules {
@@ -295,7 +295,7 @@ func seedPolicyLike(p BanPolicy) BanPolicy {
 // pair within one failure streak has the same id, whichever outcome and
 // code decided it, and that another streak or pair has another.
 func TestDecideFail2BanIDNamesTheStreak(t *testing.T) {
-	p := seedPolicy()
+	p := examplePolicy()
 	id := func(ev Event, f Facts) string {
 		t.Helper()
 		d := Decide(p, ev, f)
@@ -334,7 +334,7 @@ func TestDecideFail2BanIDNamesTheStreak(t *testing.T) {
 }
 
 func TestDecideCommonPathDoesNotAllocate(t *testing.T) {
-	p := seedPolicy()
+	p := examplePolicy()
 	ev := outcomeEv(8, "openai-1", "gpt-4o", 429, ClassRateLimited)
 	f := Facts{Counts: map[int]int{429: 2}, ModelFailures: failures("a", 1, "b", 2)}
 	if n := testing.AllocsPerRun(100, func() { _ = Decide(p, ev, f) }); n != 0 {
@@ -347,8 +347,8 @@ func TestShortDuration(t *testing.T) {
 		5 * time.Minute: "5m", time.Hour: "1h", 90 * time.Minute: "1h30m",
 		90 * time.Second: "1m30s", 1500 * time.Millisecond: "1.5s", 10 * time.Second: "10s",
 	} {
-		if got := shortDuration(d); got != want {
-			t.Errorf("shortDuration(%v) = %q, want %q", d, got, want)
+		if got := ShortDuration(d); got != want {
+			t.Errorf("ShortDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 }
@@ -371,7 +371,7 @@ func encodeAll(t testing.TB, evs []Event) string {
 }
 
 func BenchmarkDecide(b *testing.B) {
-	p := seedPolicy()
+	p := examplePolicy()
 	cases := []struct {
 		name string
 		ev   Event

@@ -54,13 +54,19 @@ func (k Kind) Known() bool {
 // payload field matching Kind is set. At is stamped by the producer, in UTC;
 // Seq and Index are the log position (Pos), set when the event is read back.
 type Event struct {
-	V     int       `json:"v"`
-	Kind  Kind      `json:"kind"`
-	ID    string    `json:"id,omitempty"`
-	At    time.Time `json:"at"`
-	Seq   uint64    `json:"-"`
-	Index uint32    `json:"-"`
+	// V is the schema version the event was written with (SchemaVersion).
+	V    int  `json:"v"`
+	Kind Kind `json:"kind"`
+	// ID names a decision or an admin change; the log de-duplicates
+	// publishes by it (Nats-Msg-Id). Outcomes carry none.
+	ID string    `json:"id,omitempty"`
+	At time.Time `json:"at"`
+	// Seq and Index are the event's log position (see Pos); they are not
+	// part of the JSON.
+	Seq   uint64 `json:"-"`
+	Index uint32 `json:"-"`
 
+	// The payload: the one field that matches Kind.
 	Outcome  *Outcome          `json:"outcome,omitempty"`
 	Ban      *Ban              `json:"ban,omitempty"`
 	Unban    *Unban            `json:"unban,omitempty"`
@@ -81,14 +87,18 @@ const (
 // Ban takes a pair (or, with Model "*", a whole credential) out of rotation
 // from Since until Until, or for good when Permanent.
 type Ban struct {
-	Credential string     `json:"credential"`
-	Model      string     `json:"model"`
-	Origin     Origin     `json:"origin"`
-	Reason     string     `json:"reason,omitempty"`
-	ErrorCode  int        `json:"error_code"`
-	Since      time.Time  `json:"since"`
-	Permanent  bool       `json:"permanent"`
-	Until      *time.Time `json:"until,omitempty"`
+	Credential string `json:"credential"`
+	Model      string `json:"model"`
+	Origin     Origin `json:"origin"`
+	// Reason is the operator's reason, redacted ("admin: ..."), or the
+	// rule that applied ("3 x 429 (rule 429: ...)").
+	Reason string `json:"reason,omitempty"`
+	// ErrorCode is the status code that crossed the threshold; 0 for an
+	// admin ban.
+	ErrorCode int        `json:"error_code"`
+	Since     time.Time  `json:"since"`
+	Permanent bool       `json:"permanent"`
+	Until     *time.Time `json:"until,omitempty"`
 	// Failures is the pair's count for ErrorCode when the ban was decided
 	// (fail2ban only).
 	Failures int `json:"failures,omitempty"`
@@ -126,7 +136,8 @@ type Unban struct {
 	Credential string   `json:"credential"`
 	Model      string   `json:"model,omitempty"`
 	By         LiftedBy `json:"by"`
-	BanID      string   `json:"ban_id,omitempty"`
+	// BanID is the id of the ban an expiry lifts; empty for an admin lift.
+	BanID string `json:"ban_id,omitempty"`
 }
 
 // Cooldown holds a pair back until Until because the upstream said so.
@@ -134,9 +145,11 @@ type Cooldown struct {
 	Credential string    `json:"credential"`
 	Model      string    `json:"model"`
 	Until      time.Time `json:"until"`
-	Status     int       `json:"status"`
-	CauseSeq   uint64    `json:"cause_seq,omitempty"`
-	CauseIndex uint32    `json:"cause_index,omitempty"`
+	// Status is the upstream's answer that carried Retry-After (429, 503).
+	Status int `json:"status"`
+	// CauseSeq and CauseIndex are the log position of that outcome.
+	CauseSeq   uint64 `json:"cause_seq,omitempty"`
+	CauseIndex uint32 `json:"cause_index,omitempty"`
 }
 
 // Key returns the pair that cools down.
@@ -144,20 +157,30 @@ func (c Cooldown) Key() Key { return Key{Credential: c.Credential, Model: c.Mode
 
 // Bench takes a model out of rotation on every credential until Until.
 type Bench struct {
-	Model       string    `json:"model"`
-	Until       time.Time `json:"until"`
-	Failures    int       `json:"failures"`
-	Credentials []string  `json:"credentials"`
-	Reason      string    `json:"reason"`
-	CauseSeq    uint64    `json:"cause_seq,omitempty"`
-	CauseIndex  uint32    `json:"cause_index,omitempty"`
+	Model string    `json:"model"`
+	Until time.Time `json:"until"`
+	// Failures and Credentials are the model's failures in the bench
+	// window and the credentials they came from.
+	Failures    int      `json:"failures"`
+	Credentials []string `json:"credentials"`
+	Reason      string   `json:"reason"`
+	// CauseSeq and CauseIndex are the log position of the outcome that
+	// benched the model.
+	CauseSeq   uint64 `json:"cause_seq,omitempty"`
+	CauseIndex uint32 `json:"cause_index,omitempty"`
 }
 
 // FallbackSettings are the failover knobs an operator may change at runtime.
 type FallbackSettings struct {
-	MaxHops             int      `json:"max_hops"`
-	TimeBudget          Duration `json:"time_budget"`
-	ExposeDetailHeaders bool     `json:"expose_detail_headers"`
+	// MaxHops is the most upstream attempts for one client request; 0 or
+	// less is no limit (every candidate is tried at most once).
+	MaxHops int `json:"max_hops"`
+	// TimeBudget bounds a request's attempts up to its first byte to the
+	// client; 0 is no budget.
+	TimeBudget Duration `json:"time_budget"`
+	// ExposeDetailHeaders adds X-Fallback-Detail to answers: each hop's
+	// class, status, timing and redacted upstream message.
+	ExposeDetailHeaders bool `json:"expose_detail_headers"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("45s").

@@ -21,8 +21,9 @@ const (
 	ClassCanceled        Class = "canceled"         // the client went away; never counted
 )
 
-// Status codes that stand in for failures that produced no HTTP status, as in
-// the router we replace: a transport failure counts as 502, a timeout as 408.
+// Status codes that stand in for failures that produced no HTTP status, so
+// Fail2Ban rules and metrics can name them like any status: a transport
+// failure counts as 502, a timeout as 408.
 const (
 	StatusTransportFailure = 502
 	StatusTimeout          = 408
@@ -44,7 +45,7 @@ type Outcome struct {
 	Attempt   int    `json:"attempt"`
 	RequestID string `json:"request_id,omitempty"`
 	// RetryAfterMS is the upstream's Retry-After, resolved to milliseconds
-	// after the event time and capped at 24 h; 0 when absent.
+	// after the event time and capped at MaxRetryAfter; 0 when absent.
 	RetryAfterMS int64 `json:"retry_after_ms,omitempty"`
 	// Proxy marks an outcome from a credential of type proxy, which
 	// Fail2Ban never bans (a relay's errors reflect its own pool).

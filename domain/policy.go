@@ -5,6 +5,7 @@ import "time"
 // Rule is how many failures with one status code ban a pair, and for how
 // long. Permanent bans never expire; otherwise Duration applies.
 type Rule struct {
+	// MaxAttempts is the count of failures that bans; below 1 counts as 1.
 	MaxAttempts int
 	Duration    time.Duration
 	Permanent   bool
@@ -19,12 +20,17 @@ type CredentialRules struct {
 	Rules map[int]Rule
 }
 
-// BanPolicy is the Fail2Ban, cooldown and bench configuration, as plain
-// values. config builds it; the policy reads it; projections never do.
+// BanPolicy is the Fail2Ban and bench configuration, as plain values (a
+// cooldown needs none: it lasts as long as the upstream's Retry-After).
+// config builds it; Decide reads it; projections never do.
 type BanPolicy struct {
-	Default     Rule
-	Codes       []int
-	Rules       map[int]Rule
+	// Default is the top-level rule, for a code no rule names.
+	Default Rule
+	// Codes are the status codes Fail2Ban counts (fail2ban.error_codes).
+	Codes []int
+	// Rules are the global rules per status code (error_code_rules).
+	Rules map[int]Rule
+	// Credentials are the credentials' own settings, by name.
 	Credentials map[string]CredentialRules
 	// ProxyCredentials are never banned by outcomes.
 	ProxyCredentials map[string]bool

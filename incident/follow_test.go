@@ -1,15 +1,13 @@
 package incident
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // replaying is a Follower that delivers a fixed list of events once the
@@ -41,24 +39,24 @@ func (r *replaying) Follow(_ context.Context, bansOnly bool, fn func(domain.Even
 // Follow writes what the follower delivers, flushed once nothing is
 // waiting, until the context ends, which is not an error.
 func TestFollowWritesUntilTheContextEnds(t *testing.T) {
-	var out syncBuffer
+	var out testkit.Buffer
 	ctx, cancel := context.WithCancel(t.Context())
 	f := &replaying{evs: incidentEvents()[6:7]}
 	done := make(chan error, 1)
 	go func() {
 		done <- Follow(ctx, f, true, NewLiveTimeline(&out, Filter{}), func() {})
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "banned (fail2ban)") {
+	testkit.Eventually(t, "Follow to write the ban", func() bool {
+		if strings.Contains(out.String(), "banned (fail2ban)") {
+			return true
+		}
 		select {
 		case err := <-done:
 			t.Fatalf("Follow ended early: %v", err)
-		case <-time.After(time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("Follow did not write the ban")
-		}
-	}
+		return false
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Follow: %v", err)
@@ -82,21 +80,3 @@ var errWrite = errors.New("no one reads")
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

@@ -6,7 +6,11 @@
 // same over a NATS stream, a copy of a store directory, an exported file or
 // a list of events in a test. A port's implementation that needs NATS lives
 // with the command that opens the log; the exported file is read here
-// (File).
+// (File). It imports only domain, eventjson and projections: never NATS,
+// config or the HTTP surfaces (views are rendered through the Renderer
+// port). It is the end of an event's path for an operator: events come
+// from the log through a Source or a Follower and end as timeline lines,
+// export lines or a view at a moment; nothing here publishes.
 package incident
 
 import (
@@ -51,7 +55,8 @@ type Follower interface {
 // Checkpoint is one stored projection checkpoint.
 type Checkpoint struct {
 	// Seq is the sequence the state was taken at.
-	Seq  uint64
+	Seq uint64
+	// Data is the checkpoint as projections.State.MarshalCheckpoint wrote it.
 	Data []byte
 	// Stored is when the checkpoint was stored: by then the writer had
 	// applied every event up to Seq.
@@ -61,6 +66,7 @@ type Checkpoint struct {
 // Log is the log a tool reads: its events and, when the log keeps them,
 // its checkpoints and its time index.
 type Log struct {
+	// Source walks the log's events. Required.
 	Source Source
 	// Checkpoints is nil when the log keeps none (an exported file).
 	Checkpoints CheckpointStore

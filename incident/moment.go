@@ -106,7 +106,7 @@ func PrintView(ctx context.Context, l *Log, r Renderer, at time.Time, view View,
 	snap := state.Snapshot()
 	var body []byte
 	if view == ViewState {
-		body, err = json.Marshal(snap.View(at))
+		body, err = json.Marshal(snap.StateView(at))
 		body = append(body, '\n')
 	} else {
 		body, err = r.Render(snap, at, view)

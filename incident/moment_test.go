@@ -41,7 +41,7 @@ func checkpointOf(t *testing.T, evs []domain.Event, seq uint64, stored time.Time
 
 func viewJSON(t *testing.T, st *projections.State, at time.Time) string {
 	t.Helper()
-	b, err := json.Marshal(st.Snapshot().View(at))
+	b, err := json.Marshal(st.Snapshot().StateView(at))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,12 +51,7 @@ func (t *Timeline) flushSummaries() {
 	for k := range s.pairs {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Credential != keys[j].Credential {
-			return keys[i].Credential < keys[j].Credential
-		}
-		return keys[i].Model < keys[j].Model
-	})
+	slices.SortFunc(keys, domain.Key.Compare)
 	for _, k := range keys {
 		p := s.pairs[k]
 		t.write(p.first, k.Credential, k.Model, p.text())

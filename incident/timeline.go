@@ -166,7 +166,7 @@ func (t *Timeline) line(ev domain.Event) {
 	case ev.Cooldown != nil:
 		c := ev.Cooldown
 		t.write(ev.At, c.Credential, c.Model, fmt.Sprintf("cooling down until %s (%d Retry-After %s)",
-			clock(c.Until, ev.At), c.Status, compactDuration(c.Until.Sub(ev.At))))
+			clock(c.Until, ev.At), c.Status, domain.ShortDuration(c.Until.Sub(ev.At).Round(time.Millisecond))))
 	case ev.Bench != nil:
 		b := ev.Bench
 		text := "benched on every credential until " + clock(b.Until, ev.At)
@@ -180,7 +180,7 @@ func (t *Timeline) line(ev domain.Event) {
 	case ev.Settings != nil:
 		s := ev.Settings
 		t.write(ev.At, "-", "-", fmt.Sprintf("fallback settings changed: max_hops %d, time_budget %s, expose_detail_headers %t",
-			s.MaxHops, compactDuration(time.Duration(s.TimeBudget)), s.ExposeDetailHeaders))
+			s.MaxHops, domain.ShortDuration(time.Duration(s.TimeBudget).Round(time.Millisecond)), s.ExposeDetailHeaders))
 	}
 }
 
@@ -264,20 +264,7 @@ func spanText(d time.Duration) string {
 	case d < 2*time.Minute:
 		return strconv.FormatInt(int64(d.Round(time.Second)/time.Second), 10) + " s"
 	}
-	return compactDuration(d.Round(time.Second))
-}
-
-// compactDuration renders a duration without zero units: "30s", "5m",
-// "1h30m", "1.5s".
-func compactDuration(d time.Duration) string {
-	s := d.Round(time.Millisecond).String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
+	return domain.ShortDuration(d.Round(time.Second))
 }
 
 // minute is the Unix minute of t.

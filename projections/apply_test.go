@@ -381,7 +381,7 @@ func TestApplySkipsWhatItCannotUse(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			base := fold(numbered(outcome(0, "a", "gpt", 500)))
-			before := base.Snapshot().View(t0)
+			before := base.Snapshot().StateView(t0)
 			ev := tc.ev
 			ev.Seq = 2
 			s := Apply(base, ev)
@@ -391,7 +391,7 @@ func TestApplySkipsWhatItCannotUse(t *testing.T) {
 			if s.Seq() != 2 {
 				t.Fatalf("seq = %d, want 2: a skipped event still advances the sequence", s.Seq())
 			}
-			after := s.Snapshot().View(t0)
+			after := s.Snapshot().StateView(t0)
 			if len(after.Pairs) != len(before.Pairs) || len(after.Bans) != 0 ||
 				!sameStrCounts(after.Pairs[0].ErrorCodeCounts, before.Pairs[0].ErrorCodeCounts) {
 				t.Fatalf("a skipped event changed the state: %+v", after)

@@ -2,7 +2,6 @@ package projections
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/airouter/airouter/domain"
@@ -80,13 +79,14 @@ func (c *Change) removed(kind BanChangeKind, b *banRec, t time.Time, by domain.L
 	c.add(kind, b, by)
 }
 
-// sortFrom orders the changes from index i on by model, so that an unban
-// lifting several bans of a credential reports them in a stable order.
+// sortFrom orders the changes from index i on by key (domain.Key.Compare:
+// all of one credential here, so by model), so that an unban lifting
+// several bans of a credential reports them in a stable order.
 func (c *Change) sortFrom(i int) {
 	if c == nil || len(c.Bans)-i < 2 {
 		return
 	}
-	slices.SortStableFunc(c.Bans[i:], func(x, y BanChange) int { return strings.Compare(x.Ban.Model, y.Ban.Model) })
+	slices.SortStableFunc(c.Bans[i:], func(x, y BanChange) int { return x.Key().Compare(y.Key()) })
 }
 
 // mark is where the changes of one fold step start.

@@ -11,10 +11,10 @@ import (
 
 // CheckpointVersion is the version of the checkpoint format. A checkpoint
 // of another version is refused; the caller then replays the whole log.
-// Version 2 added a pair's failure streak (streak_seq); version 3 positions
-// inside a batch message (index, streak_index). A version-2 checkpoint is
-// refused too: the router that wrote it could not read outcome batches, so
-// its state may lack outcomes another replica had already batched.
+// Version 3 holds a pair's failure streak (streak_seq) and positions inside
+// a batch message (index, streak_index). An older checkpoint is refused even
+// where it would parse: a router writing one could not read outcome
+// batches, so its state may lack outcomes another replica had batched.
 const CheckpointVersion = 3
 
 // ErrCheckpointVersion is returned (wrapped) for a checkpoint written in

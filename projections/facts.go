@@ -1,7 +1,7 @@
 package projections
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/airouter/airouter/domain"
@@ -79,9 +79,10 @@ func longerBan(a, b *banRec) *banRec {
 }
 
 // ExpiredBans returns a ban-lifted (by expiry) event for every ban whose
-// end is at or before now, ordered by credential then model, so the writer
-// can record when each ban ended. Each event's id is derived from the ban's
-// id and its time is the ban's end, so publishing it twice is de-duplicated.
+// end is at or before now, ordered by credential then model, so the
+// decision engine's expiry sweep can record when each ban ended. Each
+// event's id is derived from the ban's id and its time is the ban's end, so
+// publishing it twice is de-duplicated.
 func (s *State) ExpiredBans(now time.Time) []domain.Event {
 	return expiredBans(s.creds, now)
 }
@@ -115,12 +116,9 @@ func expiredBans(creds map[string]*credRec, now time.Time) []domain.Event {
 			add(p.ban)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].Unban, out[j].Unban
-		if a.Credential != b.Credential {
-			return a.Credential < b.Credential
-		}
-		return a.Model < b.Model
+	slices.SortFunc(out, func(x, y domain.Event) int {
+		a, b := x.Unban, y.Unban
+		return domain.Key{Credential: a.Credential, Model: a.Model}.Compare(domain.Key{Credential: b.Credential, Model: b.Model})
 	})
 	return out
 }

@@ -96,7 +96,7 @@ type fataler interface {
 
 func viewJSON(t fataler, s *Snapshot, now time.Time) []byte {
 	t.Helper()
-	b, err := json.MarshalIndent(s.View(now), "", "  ")
+	b, err := json.MarshalIndent(s.StateView(now), "", "  ")
 	if err != nil {
 		t.Fatalf("marshal view: %v", err)
 	}

@@ -63,7 +63,7 @@ func TestLiveConcurrentReaders(t *testing.T) {
 				snap.Blocked(fmt.Sprintf("c%d", i%20), fmt.Sprintf("m%d", i%10), now)
 				snap.Pair(domain.Key{Credential: "c1", Model: "m1"}, now)
 				if i%500 == 0 {
-					snap.View(now)
+					snap.StateView(now)
 					snap.Bans(now)
 				}
 			}
@@ -253,7 +253,7 @@ func TestLiveWaitForWholeBatches(t *testing.T) {
 	r.Apply(batch[0], 2)
 	r.Apply(batch[1], 1)
 	r.Apply(batch[2], 0)
-	if !done(r, 5) || r.Load().View(time.Time{}).Pairs[0].ErrorCodeCounts["500"] != 3 {
-		t.Fatalf("after the batch again: %+v", r.Load().View(time.Time{}).Pairs)
+	if !done(r, 5) || r.Load().StateView(time.Time{}).Pairs[0].ErrorCodeCounts["500"] != 3 {
+		t.Fatalf("after the batch again: %+v", r.Load().StateView(time.Time{}).Pairs)
 	}
 }

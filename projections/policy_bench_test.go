@@ -8,9 +8,9 @@ import (
 )
 
 // BenchmarkOutcomeThroughPolicy is the writer's cost for one live outcome:
-// fold it, read its Facts and run the policy on them (issue 4's "one
-// outcome through policy and projection"). The log is the realistic mix of
-// successes, 429s, 5xx and timeouts over 100 credentials x 50 models.
+// fold it, read its Facts and run the policy on them. The log is the
+// realistic mix of successes, 429s, 5xx and timeouts over 100 credentials x
+// 50 models.
 //
 //	go test ./projections -run XXX -bench OutcomeThroughPolicy -benchmem
 func BenchmarkOutcomeThroughPolicy(b *testing.B) {

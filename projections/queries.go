@@ -36,14 +36,16 @@ type PairView struct {
 	Model           string         `json:"model"`
 	ErrorCodeCounts map[string]int `json:"error_code_counts,omitempty"`
 	Banned          bool           `json:"banned"`
-	BanModel        string         `json:"ban_model,omitempty"`
-	BanOrigin       domain.Origin  `json:"ban_origin,omitempty"`
-	BanReason       string         `json:"ban_reason,omitempty"`
-	BanErrorCode    int            `json:"ban_error_code,omitempty"`
-	BanPermanent    bool           `json:"ban_permanent,omitempty"`
-	BanUntil        *time.Time     `json:"ban_until,omitempty"`
-	CooldownUntil   *time.Time     `json:"cooldown_until,omitempty"`
-	BenchedUntil    *time.Time     `json:"benched_until,omitempty"`
+	// BanModel is the model of the reported ban: Model, or "*" when the
+	// credential's wildcard ban is the one reported.
+	BanModel      string        `json:"ban_model,omitempty"`
+	BanOrigin     domain.Origin `json:"ban_origin,omitempty"`
+	BanReason     string        `json:"ban_reason,omitempty"`
+	BanErrorCode  int           `json:"ban_error_code,omitempty"`
+	BanPermanent  bool          `json:"ban_permanent,omitempty"`
+	BanUntil      *time.Time    `json:"ban_until,omitempty"`
+	CooldownUntil *time.Time    `json:"cooldown_until,omitempty"`
+	BenchedUntil  *time.Time    `json:"benched_until,omitempty"`
 }
 
 // BenchView is one benched model.

@@ -31,8 +31,8 @@ type StateView struct {
 	Skipped  Skipped                  `json:"skipped"`
 }
 
-// View renders the whole snapshot at now.
-func (s *Snapshot) View(now time.Time) StateView {
+// StateView renders the whole snapshot at now.
+func (s *Snapshot) StateView(now time.Time) StateView {
 	v := StateView{
 		Seq:           s.pos.Seq,
 		Index:         s.pos.Index,

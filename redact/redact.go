@@ -1,6 +1,11 @@
 // Package redact removes secrets and personal data from text on its way into
 // a log line, an error message, a response or an event: String and N for
-// free text (upstream error bodies, reasons), URLs for configured URLs.
+// free text (upstream error bodies, reasons), URLs for configured URLs. It
+// imports nothing of ours and keeps no state. It is not a step of an
+// event's path but a filter at its edges: the proxy redacts upstream
+// messages before they reach a client's trail, a header or a log line, the
+// admin API an operator's ban reason before it is published, config and
+// the log the URLs they show.
 package redact
 
 import (

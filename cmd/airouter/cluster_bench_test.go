@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // Cluster benchmarks: a three-node nats-server cluster and airouter
@@ -127,7 +128,7 @@ func outcomesOnce(b *testing.B, rs []*running, total int) {
 	}
 	wg.Wait()
 	var stored time.Duration
-	waitUntil(b, 5*time.Minute, "every outcome to be stored", func() bool {
+	testkit.EventuallyWithin(b, 5*time.Minute, "every outcome to be stored", func() bool {
 		for i, r := range rs {
 			if r.log.Stats().Published-published[i] < uint64(share) {
 				return false
@@ -141,7 +142,7 @@ func outcomesOnce(b *testing.B, rs []*running, total int) {
 		b.Fatal(err)
 	}
 	for _, r := range rs {
-		waitUntil(b, 5*time.Minute, "every replica to fold every outcome", func() bool { return r.live.Load().Seq() >= last })
+		testkit.EventuallyWithin(b, 5*time.Minute, "every replica to fold every outcome", func() bool { return r.live.Load().Seq() >= last })
 	}
 	folded := time.Since(start)
 	var failed, dropped uint64

@@ -20,6 +20,7 @@ import (
 
 	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/transport/eventlog"
 )
 
@@ -173,7 +174,7 @@ func (c *natsCluster) stopAll() {
 // on peers it has current statistics of).
 func (c *natsCluster) waitMetaLeader() {
 	c.t.Helper()
-	waitUntil(c.t, clusterWait, "a JetStream meta leader that knows every node", func() bool {
+	testkit.EventuallyWithin(c.t, clusterWait, "a JetStream meta leader that knows every node", func() bool {
 		running, leaders, peers := 0, 0, 0
 		for _, n := range c.nodes {
 			if n.srv == nil {
@@ -195,7 +196,7 @@ func (c *natsCluster) waitMetaLeader() {
 // waitStreamLeader waits until a running node leads the events stream.
 func (c *natsCluster) waitStreamLeader() {
 	c.t.Helper()
-	waitUntil(c.t, clusterWait, "a leader of "+eventlog.EventsStream, func() bool {
+	testkit.EventuallyWithin(c.t, clusterWait, "a leader of "+eventlog.EventsStream, func() bool {
 		return c.streamLeader() >= 0
 	})
 }
@@ -208,20 +209,6 @@ func (c *natsCluster) streamLeader() int {
 		}
 	}
 	return -1
-}
-
-// waitUntil polls cond every 10 ms until it holds or d passes. For
-// conditions across processes' goroutines and the network, never for
-// timing.
-func waitUntil(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // clusterConfig is testConfig for a replica of a cluster: the log is the
@@ -237,7 +224,7 @@ func clusterConfig(t testing.TB, c *natsCluster, extra string, ups ...*upstream)
 // its name.
 func startReplica(t testing.TB, name string, cfg *config.Config) *running {
 	t.Helper()
-	return startReplicaLogging(t, cfg, hclog.New(&hclog.LoggerOptions{Name: name, Output: testWriter{t}, Level: hclog.Info}))
+	return startReplicaLogging(t, cfg, hclog.New(&hclog.LoggerOptions{Name: name, Output: testkit.Writer(t), Level: hclog.Info}))
 }
 
 func startReplicaLogging(t testing.TB, cfg *config.Config, logger hclog.Logger) *running {
@@ -267,7 +254,7 @@ func blocked(r *running, cred, model string) bool {
 
 // failures is r's count of the pair's failures with code.
 func failures(r *running, cred, model, code string) int {
-	for _, p := range r.live.Load().View(time.Now()).Pairs {
+	for _, p := range r.live.Load().StateView(time.Now()).Pairs {
 		if p.Credential == cred && p.Model == model {
 			return p.ErrorCodeCounts[code]
 		}

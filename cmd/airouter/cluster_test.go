@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
-// Issue 7: several replicas on one external JetStream cluster act as one
-// router. Every test here starts a three-node nats-server cluster in the
-// process (cluster_helpers_test.go) and airouter replicas whose events
-// stream has three replicas.
+// Several replicas on one external JetStream cluster act as one router.
+// Every test here starts a three-node nats-server cluster in the process
+// (cluster_helpers_test.go) and airouter replicas whose events stream has
+// three replicas.
 
 // A ban made through one replica's admin API is honoured by the other's
 // routing, and the other way round; the convergence times are logged
@@ -52,7 +53,7 @@ func TestClusterAdminBanConvergesOnEveryReplica(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("unban = %d %s", status, body)
 	}
-	waitUntil(t, 10*time.Second, "the unban on A", func() bool { return !blocked(a, "cred-a", "m-0") })
+	testkit.Eventually(t, "the unban on A", func() bool { return !blocked(a, "cred-a", "m-0") })
 }
 
 // Three 500s with max_attempts 3, two seen by A and one by B, add up to
@@ -69,7 +70,7 @@ func TestClusterFail2BanFromFailuresOnTwoReplicasIsOneBan(t *testing.T) {
 	chat(t, a)
 	// Both replicas fold both failures before B sees the third, so B's
 	// failure is the one that crosses the threshold on both.
-	waitUntil(t, 10*time.Second, "the two failures on B", func() bool { return failures(b, "cred-a", "gpt-test", "500") == 2 })
+	testkit.Eventually(t, "the two failures on B", func() bool { return failures(b, "cred-a", "gpt-test", "500") == 2 })
 	if blocked(a, "cred-a", "gpt-test") || blocked(b, "cred-a", "gpt-test") {
 		t.Fatal("banned after two of three failures")
 	}
@@ -78,13 +79,13 @@ func TestClusterFail2BanFromFailuresOnTwoReplicasIsOneBan(t *testing.T) {
 		t.Fatalf("the upstream saw %d attempts, want 3", got)
 	}
 	for _, r := range []*running{a, b} {
-		waitUntil(t, 10*time.Second, "the ban on every replica", func() bool { return blocked(r, "cred-a", "gpt-test") })
+		testkit.Eventually(t, "the ban on every replica", func() bool { return blocked(r, "cred-a", "gpt-test") })
 	}
 	// Both engines decided on the outcome at sequence 3 as they folded it,
 	// before they folded the ban. Let them finish publishing, then pass a
 	// fresh event through the log so a second copy, were it not
 	// de-duplicated, would be stored before we count.
-	waitUntil(t, 10*time.Second, "the decision queues to drain", func() bool {
+	testkit.Eventually(t, "the decision queues to drain", func() bool {
 		return a.engine.Queued() == 0 && b.engine.Queued() == 0
 	})
 	banAndWait(t, b, a, "cred-a", "barrier")
@@ -248,7 +249,7 @@ func TestClusterFullOutageHoldsOutcomesAndFlushesThem(t *testing.T) {
 
 	c.stopAll()
 	for _, r := range []*running{a, b} {
-		waitUntil(t, 20*time.Second, "the replicas to notice", func() bool { return !r.log.Stats().Connected })
+		testkit.Eventually(t, "the replicas to notice", func() bool { return !r.log.Stats().Connected })
 		status, body, h := health(t, r)
 		if status != 200 || h.Log.Connected || h.Log.LastError == "" {
 			t.Fatalf("/health during the outage = %d %s", status, body)
@@ -345,7 +346,7 @@ func waitOutcomes(t *testing.T, rs []*running, n int) {
 func waitOutcomesAtLeast(t *testing.T, rs []*running, lo, hi int) {
 	t.Helper()
 	isOutcome := func(ev domain.Event) bool { return ev.Kind == domain.KindOutcomeRecorded }
-	waitUntil(t, clusterWait, fmt.Sprintf("%d outcomes in the log", lo), func() bool {
+	testkit.EventuallyWithin(t, clusterWait, fmt.Sprintf("%d outcomes in the log", lo), func() bool {
 		got, err := tryCountEvents(rs[0], isOutcome)
 		return err == nil && got >= lo
 	})
@@ -354,7 +355,7 @@ func waitOutcomesAtLeast(t *testing.T, rs []*running, lo, hi int) {
 		t.Fatal(err)
 	}
 	for _, r := range rs {
-		waitUntil(t, clusterWait, "every replica to fold the whole log", func() bool { return r.live.Load().Seq() >= last })
+		testkit.EventuallyWithin(t, clusterWait, "every replica to fold the whole log", func() bool { return r.live.Load().Seq() >= last })
 	}
 	if got := countEvents(t, rs[0], isOutcome); got < lo || got > hi {
 		t.Fatalf("the log holds %d outcomes, want %d to %d", got, lo, hi)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/airouter/airouter/decisions"
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // Expiry is computed, not swept: a ban stops applying at its until by the
@@ -37,12 +38,12 @@ func TestAnExpiredBanIsRecordedInTheLog(t *testing.T) {
 		t.Fatal("the ban still applies at its until")
 	}
 	clock.Advance(until.Sub(clock.Now()) + decisions.DefaultSweepEvery)
-	eventually(t, "the ban to stop applying", func() bool {
+	testkit.Eventually(t, "the ban to stop applying", func() bool {
 		_, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now())
 		return !banned
 	})
 	var lifted *domain.Event
-	eventually(t, "the expiry to be recorded", func() bool {
+	testkit.Eventually(t, "the expiry to be recorded", func() bool {
 		ctx := context.Background()
 		last, err := r.log.LastSeq(ctx)
 		if err != nil {

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
-// Issue 4's end-to-end promise: three 500s on one credential ban it, every
-// later request goes to the other credential, and no client sees an error.
+// End to end: three 500s on one credential ban it, every later request
+// goes to the other credential, and no client sees an error.
 func TestFail2BanMovesTrafficToTheHealthyCredential(t *testing.T) {
 	bad := newUpstream(t, 500)
 	good := newUpstream(t, 200)
@@ -23,7 +25,7 @@ func TestFail2BanMovesTrafficToTheHealthyCredential(t *testing.T) {
 	if bad.calls.Load() < 3 {
 		t.Fatalf("the failing credential was tried %d times; round-robin should reach it", bad.calls.Load())
 	}
-	eventually(t, "cred-a to be banned", func() bool {
+	testkit.Eventually(t, "cred-a to be banned", func() bool {
 		_, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now())
 		return banned
 	})

@@ -14,12 +14,12 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/config"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 const testMasterKey = "sk-test-master-0123456789"
@@ -88,17 +88,6 @@ type running struct {
 	done   chan error
 }
 
-func testLogger(t testing.TB) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Output: testWriter{t}, Level: hclog.Info})
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 func start(t *testing.T, cfg *config.Config) *running {
 	t.Helper()
 	return startOn(t, cfg, clockwork.NewRealClock())
@@ -107,7 +96,7 @@ func start(t *testing.T, cfg *config.Config) *running {
 // startOn is start with the decision engine on clock.
 func startOn(t *testing.T, cfg *config.Config, clock clockwork.Clock) *running {
 	t.Helper()
-	rt, err := startRouterOn(context.Background(), cfg, testLogger(t), clock)
+	rt, err := startRouterOn(context.Background(), cfg, testkit.Logger(t, hclog.Info), clock)
 	if err != nil {
 		t.Fatalf("start router: %v", err)
 	}
@@ -164,19 +153,6 @@ func chat(t *testing.T, r *running) (int, http.Header, []byte) {
 		"model":    "gpt-test",
 		"messages": []map[string]string{{"role": "user", "content": "hi"}},
 	})
-}
-
-// eventually polls cond until it holds or the deadline passes. It is for
-// integration tests whose condition crosses goroutines and the log.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func writeFile(t *testing.T, path, content string) {

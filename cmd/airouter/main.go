@@ -1,5 +1,13 @@
 // Command airouter is the router binary: `serve` runs the proxy on its event
-// log; the other subcommands read that log for operators.
+// log; the other subcommands (`replay`, `export`, `tail`) read that log for
+// operators. It holds the flags and the wiring, and is the only package that
+// imports every other one and reads config: it turns the config into plain
+// values, opens transport/eventlog, restores projections, builds
+// transport/proxy and adminapi over them, installs decisions' engine as the
+// writer's AfterApply, and serves HTTP. An event's whole path is assembled
+// here (proxywire.go, router.go, surfaces.go); no logic of the path lives
+// here beyond that wiring and the adapters of eventlog.Reader and adminapi
+// to incident's ports (tools.go).
 package main
 
 import (

@@ -167,8 +167,8 @@ func TestReplayAtFromACheckpointEqualsAFullFold(t *testing.T) {
 		if want := foldedBy(evs, at); full.Pos() != want {
 			t.Fatalf("at event %d: folded to %v, want %v", pos, full.Pos(), want)
 		}
-		a, _ := json.Marshal(fromCkpt.Snapshot().View(at))
-		b, _ := json.Marshal(full.Snapshot().View(at))
+		a, _ := json.Marshal(fromCkpt.Snapshot().StateView(at))
+		b, _ := json.Marshal(full.Snapshot().StateView(at))
 		if string(a) != string(b) {
 			t.Fatalf("at event %d the views differ:\nfrom the checkpoint %s\nfull fold %s", pos, a, b)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/config"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // replayConfig writes a config like testConfig's to a file, as the log
@@ -132,10 +133,10 @@ func chatUntil(t *testing.T, r *running, what string, cond func() bool) {
 	}
 }
 
-// Issue 6, item 6: a scenario runs against a router while /health is
-// sampled; afterwards `replay -at <sample time> -view health` prints, for
-// every sample, the document the router served, in every field the log
-// determines. Replay reads a copy of the store while the router runs.
+// A scenario runs against a router while /health is sampled; afterwards
+// `replay -at <sample time> -view health` prints, for every sample, the
+// document the router served, in every field the log determines. Replay
+// reads a copy of the store while the router runs.
 func TestReplayAtReproducesHealthSamples(t *testing.T) {
 	a, b, c := newUpstream(t, 200), newUpstream(t, 200), newUpstream(t, 200)
 	extra := "fail2ban:\n  max_attempts: 3\n  ban_duration: 1h\n  error_code_rules:\n    - code: 429\n      max_attempts: 3\n      ban_duration: 30m\n"
@@ -159,7 +160,7 @@ func TestReplayAtReproducesHealthSamples(t *testing.T) {
 	// them (outcomes are published in batches, up to 20 ms later).
 	failedBefore := a.calls.Load()
 	chatUntil(t, r, "three 429s from cred-a", func() bool { return a.calls.Load() >= failedBefore+3 })
-	eventually(t, "the fail2ban ban of cred-a", banned("cred-a"))
+	testkit.Eventually(t, "the fail2ban ban of cred-a", banned("cred-a"))
 	samples = append(samples, sampleHealth(t, r, "cred-a banned by fail2ban"))
 
 	b.status.Store(502)

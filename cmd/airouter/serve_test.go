@@ -10,11 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
-// The foundation's promise: the router starts on its embedded log, answers
-// /health and proxies a request, and its outcomes land in the log.
+// The router starts on its embedded log, answers /health and proxies a
+// request, and its outcomes land in the log.
 func TestServeOnTheEmbeddedLog(t *testing.T) {
 	up := newUpstream(t, 200)
 	r := start(t, testConfig(t, tempStore(t), "file", "", up))
@@ -42,7 +45,7 @@ func TestServeOnTheEmbeddedLog(t *testing.T) {
 	if status != 200 || !strings.Contains(string(body), "hello") {
 		t.Fatalf("chat = %d %s", status, body)
 	}
-	eventually(t, "the outcome to be applied", func() bool { return r.live.Load().Seq() >= 1 })
+	testkit.Eventually(t, "the outcome to be applied", func() bool { return r.live.Load().Seq() >= 1 })
 
 	status, _, body = r.do(t, "GET", "/metrics", "", nil)
 	want := `auto_ai_router_requests_total{credential="cred-a",endpoint="/v1/chat/completions",model="gpt-test",status="200"} 1`
@@ -56,7 +59,7 @@ func TestServeOnTheEmbeddedLog(t *testing.T) {
 }
 
 // A restart with file storage keeps what the log holds; with memory storage
-// it forgets, like the router we replace.
+// it forgets.
 func TestRestartKeepsBansWithFileStorageOnly(t *testing.T) {
 	for _, tc := range []struct {
 		storage string
@@ -101,7 +104,7 @@ func TestSecondRouterOnTheSameStoreRefuses(t *testing.T) {
 	cfg := testConfig(t, tempStore(t), "file", "", up)
 	start(t, cfg)
 	began := time.Now()
-	_, err := startRouter(context.Background(), cfg, testLogger(t))
+	_, err := startRouter(context.Background(), cfg, testkit.Logger(t, hclog.Info))
 	if err == nil {
 		t.Fatal("a second router started on the same store_dir")
 	}
@@ -120,7 +123,7 @@ func TestFailedLogStartFailsWithTheCause(t *testing.T) {
 	file := filepath.Join(dir, "not-a-dir")
 	writeFile(t, file, "x")
 	cfg := testConfig(t, file, "file", "", up)
-	_, err := startRouter(context.Background(), cfg, testLogger(t))
+	_, err := startRouter(context.Background(), cfg, testkit.Logger(t, hclog.Info))
 	if err == nil {
 		t.Fatal("the router started on a store_dir that is a file")
 	}
@@ -133,7 +136,7 @@ func TestFailedLogStartFailsWithTheCause(t *testing.T) {
 func TestServeRejectsABadConfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	writeFile(t, path, "server:\n  prot: 1\ncredentials: []\n")
-	err := dispatch(context.Background(), []string{"serve", "-config", path}, nil, testWriter{t})
+	err := dispatch(context.Background(), []string{"serve", "-config", path}, nil, testkit.Writer(t))
 	if err == nil || !strings.Contains(err.Error(), "server.prot") || !strings.Contains(err.Error(), "master_key") {
 		t.Fatalf("error = %v", err)
 	}

@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // BenchmarkStartup1M measures start-up (log open, checkpoint restore,
@@ -34,9 +32,7 @@ func BenchmarkStartup1M(b *testing.B) {
 		b.Fatal(err)
 	}
 	last := fill(b, rt, events)
-	if err := copyTree(store, crashed); err != nil {
-		b.Fatal(err)
-	}
+	testkit.CopyDir(b, store, crashed)
 	if err := rt.close(); err != nil {
 		b.Fatal(err)
 	}
@@ -50,9 +46,7 @@ func BenchmarkStartup1M(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
 			fresh := filepath.Join(dir, fmt.Sprintf("crash-%d", i))
-			if err := copyTree(crashed, fresh); err != nil {
-				b.Fatal(err)
-			}
+			testkit.CopyDir(b, crashed, fresh)
 			c := benchConfig(b, fresh)
 			b.StartTimer()
 			startOnce(b, c, last)
@@ -129,34 +123,4 @@ credentials:
 		b.Fatal(err)
 	}
 	return cfg
-}
-
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if d.Name() == "airouter.lock" {
-			return nil
-		}
-		in, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			out.Close()
-			return err
-		}
-		return out.Close()
-	})
 }

@@ -1,32 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // freeListen returns a loopback address with a port free right now.
 func freeListen(t *testing.T) string {
@@ -48,10 +30,10 @@ func TestTailFollowsBansThroughTheConfig(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb testkit.Buffer
 	done := make(chan error, 1)
 	go func() { done <- dispatch(ctx, []string{"tail", "-config", path, "-bans"}, &out, &errb) }()
-	eventually(t, "tail to follow", func() bool { return strings.Contains(errb.String(), "following events.listen") })
+	testkit.Eventually(t, "tail to follow", func() bool { return strings.Contains(errb.String(), "following events.listen") })
 
 	if status, _, body := chat(t, r); status != 200 {
 		t.Fatalf("chat: %d %s", status, body)
@@ -62,7 +44,7 @@ func TestTailFollowsBansThroughTheConfig(t *testing.T) {
 	if status, _, body := r.do(t, "POST", "/api/unban", testMasterKey, map[string]any{"credential": "cred-a"}); status != 200 {
 		t.Fatalf("/api/unban = %d %s", status, body)
 	}
-	eventually(t, "tail to print the ban and the unban", func() bool {
+	testkit.Eventually(t, "tail to print the ban and the unban", func() bool {
 		return strings.Contains(out.String(), "unbanned (admin)")
 	})
 	cancel()

@@ -146,8 +146,9 @@ func (p *Proxy) writeUpstream(w http.ResponseWriter, rq *request, resp *http.Res
 	_, _ = w.Write(body)
 }
 
-// isEventStream reports a streamed response by its content type, as the
-// router we replace decides it.
+// isEventStream reports a streamed response by its content type (not by
+// the request's "stream" member), so an upstream that streams unasked is
+// relayed as a stream.
 func isEventStream(h http.Header) bool {
 	ct := h.Get("Content-Type")
 	return hasPrefixFold(ct, "text/event-stream") || hasPrefixFold(ct, "application/stream+json") ||

@@ -16,9 +16,8 @@ var (
 )
 
 // readBody reads the whole client body, refusing more than max bytes. The
-// body is read before anything is forwarded: the model field and failover
-// need it, and streaming an incoming body straight upstream was seen to cut
-// SSE streams under load.
+// body is read before anything is forwarded: the model field picks the
+// candidates, and failover sends the same bytes to each one it tries.
 func readBody(r *http.Request, max int64) ([]byte, error) {
 	if r.ContentLength > max {
 		return nil, errBodyTooLarge
@@ -84,8 +83,8 @@ func parseBody(b []byte) (clientBody, error) {
 }
 
 // includeUsage adds "stream_options":{"include_usage":true} to a streamed
-// request that set no stream options, as the router we replace does, so
-// the stream ends with a usage chunk that the tpm windows are charged from.
+// request that set no stream options, so the stream ends with a usage
+// chunk that the tpm windows are charged from.
 func (cb *clientBody) includeUsage() {
 	end := len(bytes.TrimRight(cb.raw, " \t\r\n")) - 1
 	if end <= cb.me || cb.raw[end] != '}' {

@@ -71,8 +71,9 @@ func upstreamHeader(in http.Header, c *credState, forwardAuth bool) http.Header 
 		out["Authorization"] = c.authHdr
 	case c.proxy && forwardAuth:
 		// A keyless proxy credential is another router that shares this
-		// one's client keys, as in the router we replace. The master key
-		// is never forwarded: it would open the other router's admin API.
+		// one's client keys, so the client's key is passed on. The master
+		// key is never forwarded: it would open the other router's admin
+		// API.
 		if a, ok := in["Authorization"]; ok {
 			out["Authorization"] = a
 		}

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -12,8 +11,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 const masterKey = "master-key-for-tests"
@@ -31,27 +32,9 @@ func (g mapGate) Blocked(credential, model string, now time.Time) (domain.Block,
 	return domain.Block{}, false
 }
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 9, 21, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// clockStart is where the fixture's fake clock starts; tests move it by
+// hand.
+var clockStart = time.Date(2026, 9, 21, 10, 0, 0, 0, time.UTC)
 
 // outcomes collects recorded outcomes; Record never blocks.
 type outcomes struct {
@@ -220,27 +203,10 @@ type fixture struct {
 	p     *Proxy
 	srv   *httptest.Server
 	out   *outcomes
-	clock *fakeClock
+	clock *clockwork.FakeClock
 	gate  mapGate
 	set   Settings
-	logs  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs  *testkit.Buffer
 }
 
 // cred is an openai credential on a fake upstream.
@@ -251,8 +217,8 @@ func cred(name string, u *upstream) Credential {
 // newFixture builds a proxy; edit may change the deps before New.
 func newFixture(t *testing.T, creds []Credential, routes []Route, edit func(*Deps)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, out: newOutcomes(), clock: newFakeClock(), gate: mapGate{},
-		set: Settings{MaxHops: 20}, logs: &syncBuffer{}}
+	f := &fixture{t: t, out: newOutcomes(), clock: clockwork.NewFakeClockAt(clockStart), gate: mapGate{},
+		set: Settings{MaxHops: 20}, logs: &testkit.Buffer{}}
 	d := Deps{
 		Credentials: creds,
 		Routes:      routes,

@@ -21,7 +21,7 @@ func (p *Proxy) hasProxyCredentials() bool {
 // upstream's GET /v1/models and rebuilds the routing table when a list
 // changed. A credential whose list cannot be fetched, or comes back empty,
 // keeps what it had: until a list is first learned it serves any model.
-// Start calls it; it is exported for the wiring and tests.
+// Start calls it; it is exported for tests.
 func (p *Proxy) RefreshModels(ctx context.Context) error {
 	var errs []error
 	changed := false

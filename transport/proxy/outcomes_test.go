@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 func TestTPMSkipsACredentialAndExhaustsWith429(t *testing.T) {
@@ -159,13 +160,7 @@ func TestProxyCredentialRelearnsModelsPeriodically(t *testing.T) {
 	rl.mu.Lock()
 	rl.list = `{"object":"list","data":[{"id":"m1"},{"id":"m2"}]}`
 	rl.mu.Unlock()
-	deadline := time.Now().Add(2 * time.Second)
-	for !slices.Equal(listed(), []string{"gpt-4o", "m1", "m2"}) {
-		if time.Now().After(deadline) {
-			t.Fatalf("m2 never showed up in /v1/models: %v", listed())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, "m2 in /v1/models", func() bool { return slices.Equal(listed(), []string{"gpt-4o", "m1", "m2"}) })
 	if resp, body := f.post("/v1/chat/completions", `{"model":"m2"}`); resp.StatusCode != 200 {
 		t.Errorf("m2 after it was learned: status %d %s", resp.StatusCode, body)
 	}

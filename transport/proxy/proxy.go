@@ -22,12 +22,16 @@ type Credential struct {
 	Name    string
 	Type    domain.CredentialType
 	BaseURL string // checked by domain.CleanBaseURL; the client's path is appended
-	APIKey  string
+	// APIKey is sent upstream (Authorization, or x-api-key to Anthropic);
+	// empty sends none, and a proxy credential then passes a client key on.
+	APIKey string
 	// RPM and TPM limit the credential over a sliding 60 s window; 0 or
 	// -1 means unlimited.
 	RPM, TPM int
 	// Weight is the round-robin weight; 0 means 1.
-	Weight     int
+	Weight int
+	// IsFallback puts the credential in the fallback pool, tried only when
+	// no primary candidate is left.
 	IsFallback bool
 }
 
@@ -60,7 +64,9 @@ type Deps struct {
 	// every credential serves every model.
 	Routes []Route
 	// Aliases maps a name a client may send to the public model id.
-	Aliases    map[string]string
+	Aliases map[string]string
+	// MasterKey and ClientKeys are the keys clients may call with; the
+	// master key is never forwarded upstream.
 	MasterKey  string
 	ClientKeys []string
 
@@ -75,7 +81,12 @@ type Deps struct {
 	// for the whole request, which would cut a long stream or a long
 	// failover; the proxy instead clears it and applies it to each write
 	// to the client (deadline.go). 0 means none.
-	WriteTimeout        time.Duration
+	WriteTimeout time.Duration
+	// IdleConnTimeout, MaxIdleConns and MaxIdleConnsPerHost size the
+	// pooled upstream transport (http.Transport's fields of those names).
+	// The wiring leaves them at their defaults: config accepts
+	// server.idle_conn_timeout, max_idle_conns and max_idle_conns_per_host
+	// but does not pass them on.
 	IdleConnTimeout     time.Duration // 0 means 120 s
 	MaxIdleConns        int           // 0 means 1024
 	MaxIdleConnsPerHost int           // 0 means 256
@@ -97,7 +108,7 @@ type Deps struct {
 	// nothing.
 	Metrics Metrics
 
-	Logger hclog.Logger
+	Logger hclog.Logger     // nil discards
 	Clock  func() time.Time // nil means time.Now
 
 	// ProxyModelRefresh is how often proxy credentials' models are

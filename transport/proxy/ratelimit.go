@@ -13,8 +13,7 @@ const windowSeconds = 60
 // and its count into one word, and a running total over the live buckets
 // is kept beside them, so counting and checking a limit are a few atomic
 // operations: no lock, no allocation, and a cost that does not grow as the
-// window fills (the router we replace kept one timestamp per request and
-// scanned them all on every check).
+// window fills (no timestamp per request to scan on every check).
 //
 // The total is kept exact by one rule: whoever replaces a bucket holding an
 // older second (the sweep that moves head forward, or an add that gets there
