@@ -1,3 +1,6 @@
+// Package architecture_test holds no code of the router: it checks, with
+// go list, that the module's imports follow the layering ARCHITECTURE.md
+// writes down.
 package architecture_test
 
 import (
@@ -92,8 +95,8 @@ func permitted(list []string, p string) bool {
 // TestLayering fails when an import crosses the layering that
 // ARCHITECTURE.md writes down: domain and redact import nothing of ours,
 // eventjson and projections only domain, config only domain and redact, the
-// edges never import each other or config, and nats is imported only by
-// transport/eventlog.
+// edges never import each other or config, nats is imported only by
+// transport/eventlog, and internal/testkit only by tests.
 func TestLayering(t *testing.T) {
 	pkgs := listPackages(t)
 	if len(pkgs) < 3 {

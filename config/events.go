@@ -17,7 +17,7 @@ import (
 const (
 	DefaultStoreDir   = "./data"
 	DefaultMaxAge     = 168 * time.Hour
-	DefaultMaxBytes   = 1 << 30
+	DefaultMaxBytes   = streamspec.DefaultMaxBytes
 	DefaultMaxHops    = 20
 	DefaultTimeBudget = 45 * time.Second
 	DefaultBenchFails = 3

@@ -9,7 +9,6 @@
 // from an injected clockwork.Clock, which also makes the expiry sweep's
 // ticker, so the policy's timing is testable without waiting on the wall
 // clock.
-//
 // It imports only domain and projections, and reaches the log through its
 // own ports (Log, CheckpointStore), which the wiring fills with
 // transport/eventlog's PublishControl and SaveCheckpoint. A decision's next

@@ -2,8 +2,9 @@
 // event as the log stores it, Decode and Decoder read one back. Outcome
 // events, the bulk of the log, take hand-written paths without reflection;
 // anything else goes through encoding/json, and the two give the same
-// bytes (encode) and the same events (decode). It imports only domain and
-// does no I/O. On an event's path it sits between domain and the log:
+// bytes (encode) and the same events (decode). Lines splits JSON Lines,
+// the form of the log's outcome batches and of exported files, by one
+// rule for both. It imports only domain and does no I/O. On an event's path it sits between domain and the log:
 // transport/eventlog encodes what it publishes and decodes what it
 // consumes (the decoded event goes on to projections), and incident reads
 // and writes exported files with it.

@@ -6,7 +6,11 @@ import (
 )
 
 // The JSON lexical layer of fastDecoder: whitespace, punctuation, literals,
-// member names, raw strings, and skipping values it does not decode.
+// member names, raw strings, and skipping values it does not decode. It is
+// exact where the proxy's body walker is lenient, and that is why it is its
+// own: it checks every byte and gives up (leaving the event to
+// encoding/json) on escapes, names that are not plain ASCII and deep
+// nesting, so a decoded event is always the one encoding/json would give.
 
 // ws skips JSON whitespace.
 func (d *fastDecoder) ws() {

@@ -87,9 +87,8 @@ func (l *LineReader) Next() (domain.Event, error) {
 			return domain.Event{}, err
 		}
 		l.line++
-		b = bytes.TrimSpace(b)
-		if len(b) == 0 {
-			continue
+		if b = eventjson.TrimLine(b); len(b) == 0 {
+			continue // a blank line holds no event
 		}
 		pos, ok := linePos(b)
 		if !ok {
@@ -140,7 +139,10 @@ func (l *LineReader) readLine() ([]byte, error) {
 
 // linePos reads a line's "seq" and "index": quickly when they lead, as
 // export writes them, else by decoding the line. It reports false when the
-// line is not a JSON object; a line without "seq" gives seq 0.
+// line is not a JSON object; a line without "seq" gives seq 0. It is its
+// own reader because seq and index belong to the export format, not to the
+// event the codec reads; it knows only the leading form export writes and
+// leaves every other form to encoding/json.
 func linePos(b []byte) (domain.Pos, bool) {
 	if seq, rest, ok := leadingNumber(b, `{"seq":`); ok {
 		if rest[0] != ',' || !bytes.HasPrefix(rest, []byte(`,"index":`)) {

@@ -10,7 +10,6 @@
 // readers, read-your-writes by sequence). A Snapshot answers queries (bans,
 // pairs, benches; queries.go) and renders the whole state at a moment as
 // one StateView (stateview.go).
-//
 // It imports only domain: no clock, no config, no I/O. Events reach it
 // decoded, in log order, from transport/eventlog's consumer (Live.Apply);
 // from the fold an outcome goes on to decisions (Live.AfterApply, with its

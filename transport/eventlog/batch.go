@@ -36,39 +36,13 @@ const outcomePrefix = subjectPrefix + "outcome."
 // batchable reports whether messages on subject may carry several events.
 func batchable(subject string) bool { return strings.HasPrefix(subject, outcomePrefix) }
 
-// eventsIn is how many events a message holds: its non-blank lines on an
-// outcome subject, else one.
+// eventsIn is how many events a message holds: its JSON Lines on an
+// outcome subject (eventjson.Lines), else one.
 func eventsIn(subject string, data []byte) int {
 	if !batchable(subject) {
 		return 1
 	}
-	return max(lines(data), 1)
-}
-
-// lines counts the non-blank lines of data.
-func lines(data []byte) int {
-	n := 0
-	eachLine(data, func([]byte) bool { n++; return true })
-	return n
-}
-
-// eachLine calls fn with every non-blank line of data, in order, until fn
-// returns false.
-func eachLine(data []byte, fn func(line []byte) bool) {
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if !fn(line) {
-			return
-		}
-	}
+	return max(eventjson.CountLines(data), 1)
 }
 
 // batch collects queued outcome events per subject and hands each batch to
@@ -196,14 +170,14 @@ func (p *publisher) drain(first pubItem) {
 func (cs *consumers) deliver(dec *eventjson.Decoder, subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
 	rest := 0
 	if batchable(subject) && bytes.IndexByte(data, '\n') >= 0 {
-		rest = lines(data)
+		rest = eventjson.CountLines(data)
 	}
 	if rest == 0 { // one event, or nothing usable: a skip marker
 		fn(cs.decode(dec, data, domain.Pos{Seq: seq}), pending)
 		return
 	}
 	var index uint32
-	eachLine(data, func(line []byte) bool {
+	eventjson.Lines(data, func(line []byte) bool {
 		if stopped() {
 			return false
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/eventjson"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // collectBatch runs items through a batch and returns what it sent.
@@ -114,7 +115,7 @@ func TestOnlyOutcomeSubjectsCarryBatches(t *testing.T) {
 // event however many lines their JSON takes.
 func TestConsumeSplitsOutcomeBatches(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	line := func(i int) []byte {
 		b, err := eventjson.Encode(outcomeEvent(i))
 		if err != nil {

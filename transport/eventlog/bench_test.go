@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/eventjson"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -32,7 +33,7 @@ import (
 
 func benchLog(b *testing.B, dir string) *Log {
 	b.Helper()
-	l, err := Open(context.Background(), Options{StoreDir: dir, Logger: testLogger(b)})
+	l, err := Open(context.Background(), Options{StoreDir: dir, Logger: testkit.Logger(b, hclog.Warn)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func rawReplay(b *testing.B, l *Log, decode bool) float64 {
 	n := 0
 	start := time.Now()
 	cc, err := oc.Consume(func(m jetstream.Msg) {
-		eachLine(m.Data(), func(line []byte) bool {
+		eventjson.Lines(m.Data(), func(line []byte) bool {
 			if decode {
 				var ev domain.Event
 				if err := json.Unmarshal(line, &ev); err != nil {
@@ -277,9 +278,7 @@ func BenchmarkOpen1M(b *testing.B) {
 			if err := os.RemoveAll(work); err != nil {
 				b.Fatal(err)
 			}
-			if err := copyDir(crashed, work); err != nil {
-				b.Fatal(err)
-			}
+			testkit.CopyDir(b, crashed, work)
 		}
 		b.StartTimer()
 		l := benchLog(b, work)
@@ -313,33 +312,6 @@ func BenchmarkOpen1M(b *testing.B) {
 		for range b.N {
 			openOnce(b, false)
 		}
-	})
-}
-
-func copyDir(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o750)
-		}
-		in, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.Create(target)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			_ = out.Close()
-			return err
-		}
-		return out.Close()
 	})
 }
 

@@ -4,15 +4,19 @@ import (
 	"bytes"
 	"context"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 func TestCheckpointsSurviveRestartAndKeepTheLatest(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(testCtx(t), Options{StoreDir: dir, Logger: testLogger(t)})
+	l, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	if _, _, ok, err := l.LoadCheckpoint(ctx); ok || err != nil {
 		t.Fatalf("empty log: ok %v, err %v", ok, err)
 	}

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/eventjson"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -26,14 +29,14 @@ func rawPublish(t *testing.T, l *Log, subject string, data []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.Publish(testCtx(t), subject, data); err != nil {
+	if _, err := js.Publish(testkit.Context(t), subject, data); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestConsumeSkipsAndCountsUnusableEvents(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	if _, err := l.PublishControl(ctx, banEvent("b1", "c1", "m1")); err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +81,11 @@ func TestConsumeFromSequence(t *testing.T) {
 	for i := range 10 {
 		l.Publish(outcomeEvent(i))
 	}
-	if err := l.Flush(testCtx(t)); err != nil {
+	if err := l.Flush(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	ch := make(chan domain.Event, 10)
-	stop, err := l.Consume(testCtx(t), 7, func(ev domain.Event, _ uint64) { ch <- ev })
+	stop, err := l.Consume(testkit.Context(t), 7, func(ev domain.Event, _ uint64) { ch <- ev })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +100,11 @@ func TestConsumeFromSequence(t *testing.T) {
 	}
 
 	// Starting before the oldest stored event (expired) starts at it.
-	if err := l.conn.events.Purge(testCtx(t), jetstream.WithPurgeSequence(9)); err != nil {
+	if err := l.conn.events.Purge(testkit.Context(t), jetstream.WithPurgeSequence(9)); err != nil {
 		t.Fatal(err)
 	}
 	ch2 := make(chan domain.Event, 10)
-	stop2, err := l.Consume(testCtx(t), 3, func(ev domain.Event, _ uint64) { ch2 <- ev })
+	stop2, err := l.Consume(testkit.Context(t), 3, func(ev domain.Event, _ uint64) { ch2 <- ev })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +116,7 @@ func TestConsumeFromSequence(t *testing.T) {
 
 func TestReadStopsAtTheEnd(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir(), Storage: StorageMemory})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	if err := l.Read(ctx, 0, 0, func(domain.Event, uint64) error { t.Error("event in empty stream"); return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -172,14 +175,14 @@ func TestListenServesNATSClientsAndExternalMode(t *testing.T) {
 	}
 
 	follow := make(chan domain.Event, 10)
-	stop, err := l.Follow(testCtx(t), BanSubjects(), func(ev domain.Event, _ uint64) { follow <- ev })
+	stop, err := l.Follow(testkit.Context(t), BanSubjects(), func(ev domain.Event, _ uint64) { follow <- ev })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
 
 	ext := openTest(t, Options{NatsURL: url})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	ext.Publish(outcomeEvent(1))
 	if _, err := ext.PublishControl(ctx, banEvent("b1", "c1", "gpt-4.1")); err != nil {
 		t.Fatal(err)
@@ -213,19 +216,19 @@ func TestListenServesNATSClientsAndExternalMode(t *testing.T) {
 }
 
 func TestConsumersStopWithContextAndClose(t *testing.T) {
-	l, err := Open(testCtx(t), Options{StoreDir: t.TempDir(), Logger: testLogger(t)})
+	l, err := Open(testkit.Context(t), Options{StoreDir: t.TempDir(), Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(testCtx(t))
+	ctx, cancel := context.WithCancel(testkit.Context(t))
 	if _, err := l.Consume(ctx, 0, func(domain.Event, uint64) {}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Follow(testCtx(t), nil, func(domain.Event, uint64) {}); err != nil {
+	if _, err := l.Follow(testkit.Context(t), nil, func(domain.Event, uint64) {}); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
-	if err := l.Close(testCtx(t)); err != nil {
+	if err := l.Close(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	l.cons.mu.Lock()
@@ -234,7 +237,7 @@ func TestConsumersStopWithContextAndClose(t *testing.T) {
 	if registered != 0 {
 		t.Errorf("%d consumers still registered after Close", registered)
 	}
-	if _, err := l.Consume(testCtx(t), 0, func(domain.Event, uint64) {}); err == nil {
+	if _, err := l.Consume(testkit.Context(t), 0, func(domain.Event, uint64) {}); err == nil {
 		t.Error("Consume succeeded on a closed log")
 	}
 }

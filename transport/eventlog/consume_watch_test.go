@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // onlyConsumer returns the log's one running consumer.
@@ -27,7 +28,7 @@ func publishAndFlush(t *testing.T, l *Log, from, to int) {
 			t.Fatalf("Publish %d refused", i)
 		}
 	}
-	if err := l.Flush(testCtx(t)); err != nil {
+	if err := l.Flush(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -39,7 +40,7 @@ func TestAStalledConsumerIsReplacedWhereItStopped(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
 	publishAndFlush(t, l, 0, 3)
 	ch := make(chan domain.Event, 100)
-	stop, err := l.Consume(testCtx(t), 0, func(ev domain.Event, _ uint64) { ch <- ev })
+	stop, err := l.Consume(testkit.Context(t), 0, func(ev domain.Event, _ uint64) { ch <- ev })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestAStalledConsumerIsReplacedWhereItStopped(t *testing.T) {
 func TestAQuietConsumerIsNotReplaced(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
 	publishAndFlush(t, l, 0, 3)
-	stop, err := l.Consume(testCtx(t), 4, func(domain.Event, uint64) {})
+	stop, err := l.Consume(testkit.Context(t), 4, func(domain.Event, uint64) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,48 +3,21 @@ package eventlog
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/hashicorp/go-hclog"
 )
-
-// testWriter sends log lines to t.Log until the test is over.
-type testWriter struct {
-	t    testing.TB
-	done *atomic.Bool
-}
-
-func (w testWriter) Write(p []byte) (int, error) {
-	if !w.done.Load() {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func testLogger(t testing.TB) hclog.Logger {
-	done := new(atomic.Bool)
-	t.Cleanup(func() { done.Store(true) })
-	return hclog.New(&hclog.LoggerOptions{Output: testWriter{t: t, done: done}, Level: hclog.Warn})
-}
-
-// testCtx bounds a test's calls so a bug fails it instead of hanging.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // openTest opens a log and closes it when the test ends.
 func openTest(t testing.TB, o Options) *Log {
 	t.Helper()
 	if o.Logger == nil {
-		o.Logger = testLogger(t)
+		o.Logger = testkit.Logger(t, hclog.Warn)
 	}
-	l, err := Open(testCtx(t), o)
+	l, err := Open(testkit.Context(t), o)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -92,7 +65,7 @@ func banEvent(id, cred, model string) domain.Event {
 func readAll(t testing.TB, l *Log) []domain.Event {
 	t.Helper()
 	var evs []domain.Event
-	err := l.Read(testCtx(t), 0, 0, func(ev domain.Event, _ uint64) error {
+	err := l.Read(testkit.Context(t), 0, 0, func(ev domain.Event, _ uint64) error {
 		evs = append(evs, ev)
 		return nil
 	})

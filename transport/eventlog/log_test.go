@@ -8,6 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 func TestOpenRejectsBadOptions(t *testing.T) {
@@ -22,7 +26,7 @@ func TestOpenRejectsBadOptions(t *testing.T) {
 		"too many replicas": {NatsURL: "nats://127.0.0.1:1", Replicas: 9},
 	} {
 		t.Run(name, func(t *testing.T) {
-			l, err := Open(testCtx(t), o)
+			l, err := Open(testkit.Context(t), o)
 			if err == nil {
 				_ = l.Close(context.Background())
 				t.Fatal("Open accepted bad options")
@@ -35,7 +39,7 @@ func TestSecondOpenOnSameDirIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	openTest(t, Options{StoreDir: dir})
 
-	_, err := Open(testCtx(t), Options{StoreDir: dir, Logger: testLogger(t)})
+	_, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
 	if err == nil {
 		t.Fatal("second Open on the same store dir succeeded")
 	}
@@ -47,11 +51,11 @@ func TestSecondOpenOnSameDirIsRefused(t *testing.T) {
 
 func TestLockIsReleasedOnClose(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(testCtx(t), Options{StoreDir: dir, Logger: testLogger(t)})
+	l, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Close(testCtx(t)); err != nil {
+	if err := l.Close(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	openTest(t, Options{StoreDir: dir})
@@ -63,7 +67,7 @@ func TestOpenFailsFastWhenStoreDirIsAFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, storage := range []string{StorageFile, StorageMemory} {
-		_, err := Open(testCtx(t), Options{StoreDir: file, Storage: storage, Logger: testLogger(t)})
+		_, err := Open(testkit.Context(t), Options{StoreDir: file, Storage: storage, Logger: testkit.Logger(t, hclog.Warn)})
 		if err == nil || !strings.Contains(err.Error(), "not-a-dir") {
 			t.Errorf("%s: error = %v, want one naming the store dir", storage, err)
 		}
@@ -78,7 +82,7 @@ func TestOpenReturnsServerStartFailure(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "jetstream"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(testCtx(t), Options{StoreDir: dir, Logger: testLogger(t)})
+	_, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
 	if err == nil || !strings.Contains(err.Error(), "JetStream") {
 		t.Fatalf("error = %v, want the server's JetStream start failure", err)
 	}
@@ -96,8 +100,8 @@ func TestRestartKeepsFileEventsAndDropsMemoryEvents(t *testing.T) {
 	}{{StorageFile, 3}, {StorageMemory, 0}} {
 		t.Run(tc.storage, func(t *testing.T) {
 			dir := t.TempDir()
-			o := Options{StoreDir: dir, Storage: tc.storage, Logger: testLogger(t)}
-			l, err := Open(testCtx(t), o)
+			o := Options{StoreDir: dir, Storage: tc.storage, Logger: testkit.Logger(t, hclog.Warn)}
+			l, err := Open(testkit.Context(t), o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +110,7 @@ func TestRestartKeepsFileEventsAndDropsMemoryEvents(t *testing.T) {
 					t.Fatal("Publish refused an event")
 				}
 			}
-			if err := l.Close(testCtx(t)); err != nil {
+			if err := l.Close(testkit.Context(t)); err != nil {
 				t.Fatal(err)
 			}
 			l = openTest(t, o)
@@ -125,15 +129,15 @@ func TestRestartKeepsFileEventsAndDropsMemoryEvents(t *testing.T) {
 
 func TestStreamLimitsFollowConfigOnEmbeddedServer(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(testCtx(t), Options{StoreDir: dir, MaxBytes: 64 << 20, Logger: testLogger(t)})
+	l, err := Open(testkit.Context(t), Options{StoreDir: dir, MaxBytes: 64 << 20, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Close(testCtx(t)); err != nil {
+	if err := l.Close(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	l = openTest(t, Options{StoreDir: dir, MaxBytes: 32 << 20, MaxAge: 3600e9})
-	info, err := l.conn.events.Info(testCtx(t))
+	info, err := l.conn.events.Info(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +150,7 @@ func TestStreamLimitsFollowConfigOnEmbeddedServer(t *testing.T) {
 // max_bytes -1 means no size limit on the events stream, not the default.
 func TestUnlimitedMaxBytes(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir(), MaxBytes: -1})
-	info, err := l.conn.events.Info(testCtx(t))
+	info, err := l.conn.events.Info(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ const (
 // Defaults used when an Options field is zero.
 const (
 	DefaultQueueSize  = 65536
-	DefaultMaxBytes   = 1 << 30
+	DefaultMaxBytes   = streamspec.DefaultMaxBytes
 	DefaultServerName = "airouter"
 )
 

@@ -1,18 +1,18 @@
 package eventlog
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // natsServer is a stand-alone nats-server with JetStream on 127.0.0.1,
@@ -62,48 +62,17 @@ func (n *natsServer) stop() {
 	}
 }
 
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls cond until it holds, failing after 20 s. It is for
-// conditions that cross goroutines and a network connection.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // While the external NATS is gone, Publish keeps answering at once: the
 // queue holds what fits, the rest is dropped, counted and logged, queries
 // fail fast, and when NATS is back every held event is stored, none twice.
 func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 	ns := startNATS(t)
-	var logs syncBuffer
+	var logs testkit.Buffer
 	l := openTest(t, Options{
 		NatsURL: ns.url(), QueueSize: 8, MaxBytes: 64 << 20,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
 	})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for i := range 3 {
 		if !l.Publish(outcomeEvent(i)) {
 			t.Fatalf("Publish %d refused while connected", i)
@@ -114,7 +83,7 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 	}
 
 	ns.stop()
-	waitFor(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
+	testkit.Eventually(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
 	if l.Stats().Writable {
 		t.Error("Writable while disconnected")
 	}
@@ -134,7 +103,7 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 	if s := l.Stats(); s.Dropped != uint64(12-accepted) || s.Failed != 0 {
 		t.Fatalf("stats while down = %+v, want %d dropped, none failed", s, 12-accepted)
 	}
-	waitFor(t, "the drops to be logged", func() bool {
+	testkit.Eventually(t, "the drops to be logged", func() bool {
 		return strings.Contains(logs.String(), fmt.Sprintf("dropped_total=%d", 12-accepted))
 	})
 
@@ -165,7 +134,7 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 // nothing is counted as failed.
 func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	if err := l.conn.js.DeleteStream(ctx, EventsStream); err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +143,7 @@ func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
 			t.Fatalf("Publish %d refused", i)
 		}
 	}
-	waitFor(t, "the stream to be marked as not answering", func() bool { return !l.Stats().Writable })
+	testkit.Eventually(t, "the stream to be marked as not answering", func() bool { return !l.Stats().Writable })
 	if s := l.Stats(); s.Failed != 0 || s.Published != 0 {
 		t.Fatalf("stats while the stream is gone = %+v", s)
 	}
@@ -197,12 +166,12 @@ func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
 // counted as dropped and Close reports no error.
 func TestCloseDuringAnOutageCountsTheQueueAsDropped(t *testing.T) {
 	ns := startNATS(t)
-	l, err := Open(testCtx(t), Options{NatsURL: ns.url(), MaxBytes: 64 << 20, Logger: testLogger(t)})
+	l, err := Open(testkit.Context(t), Options{NatsURL: ns.url(), MaxBytes: 64 << 20, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns.stop()
-	waitFor(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
+	testkit.Eventually(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
 	for i := range 3 {
 		l.Publish(outcomeEvent(i))
 	}

@@ -9,6 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // helperEnv makes the test binary act as a second airouter process (see
@@ -105,7 +109,7 @@ func TestStoreLockAcrossProcessesAndCrashRecovery(t *testing.T) {
 	dir := t.TempDir()
 	cmd := startHolder(t, dir, 20)
 
-	_, err := Open(testCtx(t), Options{StoreDir: dir, Logger: testLogger(t)})
+	_, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
 	want := fmt.Sprintf("is in use by another airouter (pid %d)", cmd.Process.Pid)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Open while another process holds the store: %v; want %q", err, want)

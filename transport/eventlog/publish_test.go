@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/hashicorp/go-hclog"
 )
 
@@ -14,7 +15,7 @@ func TestPublishConsumeRoundTripInOrder(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
 	const n = 500
 	ch := make(chan domain.Event, n)
-	stop, err := l.Consume(testCtx(t), 0, func(ev domain.Event, _ uint64) { ch <- ev })
+	stop, err := l.Consume(testkit.Context(t), 0, func(ev domain.Event, _ uint64) { ch <- ev })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,14 +26,14 @@ func TestPublishConsumeRoundTripInOrder(t *testing.T) {
 		}
 	}
 	messages := checkLogOrder(t, waitEvents(t, ch, n), n)
-	if err := l.Flush(testCtx(t)); err != nil {
+	if err := l.Flush(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	s := l.Stats()
 	if s.Published != n || s.Dropped != 0 || s.Failed != 0 || !s.Connected {
 		t.Errorf("stats = %+v", s)
 	}
-	if last, err := l.LastSeq(testCtx(t)); err != nil || last != uint64(messages) {
+	if last, err := l.LastSeq(testkit.Context(t)); err != nil || last != uint64(messages) {
 		t.Errorf("LastSeq = %d, %v; the events came in %d messages", last, err, messages)
 	}
 	// Published in a tight loop while the publisher lingers, the events
@@ -57,7 +58,7 @@ func TestPublishRejectsInvalidEvents(t *testing.T) {
 
 func TestPublishControlDeduplicatesByID(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	l.Publish(outcomeEvent(0))
 	if err := l.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -86,10 +87,10 @@ func TestPublishControlDeduplicatesByID(t *testing.T) {
 
 func TestPublishControlNeedsAnID(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
-	if _, err := l.PublishControl(testCtx(t), banEvent("", "c1", "m")); err == nil {
+	if _, err := l.PublishControl(testkit.Context(t), banEvent("", "c1", "m")); err == nil {
 		t.Fatal("PublishControl accepted an event without ID")
 	}
-	if _, err := l.PublishControl(testCtx(t), domain.Event{Kind: domain.KindBanImposed, ID: "x"}); err == nil {
+	if _, err := l.PublishControl(testkit.Context(t), domain.Event{Kind: domain.KindBanImposed, ID: "x"}); err == nil {
 		t.Fatal("PublishControl accepted a ban without payload")
 	}
 }
@@ -97,7 +98,7 @@ func TestPublishControlNeedsAnID(t *testing.T) {
 func TestPublishNeverBlocksWhenTheQueueIsFull(t *testing.T) {
 	dir := t.TempDir()
 	// No publisher goroutine: nothing drains the queue.
-	l, err := openIdle(testCtx(t), Options{StoreDir: dir, QueueSize: 8, Logger: testLogger(t)})
+	l, err := openIdle(testkit.Context(t), Options{StoreDir: dir, QueueSize: 8, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func TestPublishNeverBlocksWhenTheQueueIsFull(t *testing.T) {
 	}
 	// Now let the publisher run: Close flushes what was queued.
 	l.pub.start()
-	if err := l.Close(testCtx(t)); err != nil {
+	if err := l.Close(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if l.Publish(outcomeEvent(0)) {
@@ -130,7 +131,7 @@ func TestPublishNeverBlocksWhenTheQueueIsFull(t *testing.T) {
 
 func TestCloseFlushesQueuedEvents(t *testing.T) {
 	dir := t.TempDir()
-	l, err := Open(testCtx(t), Options{StoreDir: dir, Logger: testLogger(t)})
+	l, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestCloseFlushesQueuedEvents(t *testing.T) {
 			t.Fatalf("Publish %d refused", i)
 		}
 	}
-	if err := l.Close(testCtx(t)); err != nil {
+	if err := l.Close(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	if s := l.Stats(); s.Published != n || s.Dropped != 0 || s.Failed != 0 {

@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // A reader opens a copy of a store that a running log holds: it sees the
@@ -20,7 +23,7 @@ import (
 func TestReaderReadsACopyOfAStoreInUse(t *testing.T) {
 	dir := t.TempDir()
 	l := openTest(t, Options{StoreDir: dir})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	const n = 50
 	for i := range n {
 		if !l.Publish(outcomeEvent(i)) {
@@ -38,7 +41,7 @@ func TestReaderReadsACopyOfAStoreInUse(t *testing.T) {
 	}
 
 	tmp := t.TempDir()
-	r, err := OpenReader(ctx, ReaderOptions{StoreDir: dir, TempDir: tmp, Logger: testLogger(t)})
+	r, err := OpenReader(ctx, ReaderOptions{StoreDir: dir, TempDir: tmp, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatalf("OpenReader: %v", err)
 	}
@@ -80,8 +83,8 @@ func TestReaderReadsACopyOfAStoreInUse(t *testing.T) {
 // A reader changes nothing in the store it reads.
 func TestReaderLeavesTheStoreAsItWas(t *testing.T) {
 	dir := t.TempDir()
-	ctx := testCtx(t)
-	l, err := Open(ctx, Options{StoreDir: dir, Logger: testLogger(t)})
+	ctx := testkit.Context(t)
+	l, err := Open(ctx, Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +95,7 @@ func TestReaderLeavesTheStoreAsItWas(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := treeDigest(t, dir)
-	r, err := OpenReader(ctx, ReaderOptions{StoreDir: dir, TempDir: t.TempDir(), Logger: testLogger(t)})
+	r, err := OpenReader(ctx, ReaderOptions{StoreDir: dir, TempDir: t.TempDir(), Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func TestReaderLeavesTheStoreAsItWas(t *testing.T) {
 // event stored at or after a moment.
 func TestReaderOverNATSAndSeqAt(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir(), Listen: "127.0.0.1:0"})
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	if !l.Publish(outcomeEvent(0)) {
 		t.Fatal("Publish refused")
 	}
@@ -128,7 +131,7 @@ func TestReaderOverNATSAndSeqAt(t *testing.T) {
 	if err := l.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r, err := OpenReader(ctx, ReaderOptions{NatsURL: l.ClientURL(), Logger: testLogger(t)})
+	r, err := OpenReader(ctx, ReaderOptions{NatsURL: l.ClientURL(), Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatalf("OpenReader: %v", err)
 	}
@@ -151,7 +154,7 @@ func TestReaderOverNATSAndSeqAt(t *testing.T) {
 }
 
 func TestOpenReaderRefusesWhatIsNotALog(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testkit.Context(t)
 	for name, o := range map[string]ReaderOptions{
 		"nothing":         {},
 		"both":            {StoreDir: t.TempDir(), NatsURL: "nats://127.0.0.1:1"},

@@ -8,7 +8,6 @@
 // request gets an OpenAI error envelope with the per-hop trail. Every
 // upstream attempt is reported once as a domain.Outcome; the proxy never
 // decides bans itself, it only reads them through Gate.
-//
 // It imports only domain, apierror and redact: not projections (the
 // snapshot reaches it as a Gate), config, the admin API or NATS; the wiring
 // gives it plain values. Its outcomes leave through Deps.Record, which the

@@ -11,6 +11,10 @@ import (
 // completion has content) and must forward the rest byte for byte, so it
 // walks the structure instead of decoding it. It checks structure, not
 // every literal: malformed input makes it report false, never panic.
+// It is its own, not the event codec's scanner (eventjson), because it must
+// walk any valid body fast, escapes and all, jumping from quote to quote,
+// where the codec's gives up on anything encoding/json might read
+// differently.
 
 func skipWS(b []byte, i int) int {
 	for i < len(b) {

@@ -16,6 +16,11 @@ const (
 // DefaultStorage is the storage kind used when none is given.
 const DefaultStorage = StorageFile
 
+// DefaultMaxBytes is the events stream's size limit when none is given
+// (events.max_bytes, eventlog.Options.MaxBytes): 1 GiB, oldest events
+// discarded first.
+const DefaultMaxBytes = 1 << 30
+
 // StorageKinds returns every storage kind, the default first.
 func StorageKinds() []string { return []string{StorageFile, StorageMemory} }
 
