@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -223,13 +222,9 @@ func validate(d Deps) error {
 	}
 	seen := make(map[string]bool, len(d.Credentials))
 	for i, c := range d.Credentials {
-		switch {
-		case strings.TrimSpace(c.Name) == "":
-			errs = append(errs, fmt.Errorf("credential %d has no name", i))
-		case seen[c.Name]:
-			errs = append(errs, fmt.Errorf("credential %q is listed twice", c.Name))
+		if err := domain.CheckCredentialName(c.Name, seen); err != nil {
+			errs = append(errs, fmt.Errorf("credential %d: name %q %w", i, c.Name, err))
 		}
-		seen[c.Name] = true
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("build the admin API: %w", errors.Join(errs...))

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"errors"
+
 	"strings"
 
 	"github.com/airouter/airouter/domain"
@@ -53,16 +55,17 @@ func buildCredentials(c *checker, fs []fileCredential) ([]Credential, []placed) 
 	}
 	var out []Credential
 	var models []placed
-	first := map[string]string{}
+	first := map[string]string{} // a name's path, for duplicates
+	seen := map[string]bool{}
 	for i, f := range fs {
 		p := indexPath("credentials", i)
 		cr := Credential{Name: f.Name, APIKey: f.APIKey}
 		if c.required(p+".name", f.Name) {
-			switch prev, dup := first[f.Name]; {
-			case !domain.ValidCredentialName(f.Name):
-				c.add(p+".name", "%s may contain only letters, digits, '_' and '-'", c.show(p+".name", f.Name))
-			case dup:
-				c.add(p+".name", "%s duplicates %s", c.show(p+".name", f.Name), prev)
+			switch err := domain.CheckCredentialName(f.Name, seen); {
+			case errors.Is(err, domain.ErrCredentialNameTaken):
+				c.add(p+".name", "%s duplicates %s", c.show(p+".name", f.Name), first[f.Name])
+			case err != nil:
+				c.add(p+".name", "%s %v", c.show(p+".name", f.Name), err)
 			default:
 				first[f.Name] = p + ".name"
 			}

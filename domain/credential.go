@@ -48,6 +48,31 @@ func ValidCredentialName(name string) bool {
 	return true
 }
 
+// The ways a credential's name can be wrong. Each reads after the name it
+// describes, so every caller words its message alike.
+var (
+	ErrCredentialNameEmpty = errors.New("is empty")
+	ErrCredentialNameChars = errors.New("may contain only letters, digits, '_' and '-'")
+	ErrCredentialNameTaken = errors.New("names another credential too")
+)
+
+// CheckCredentialName says what is wrong with name as the name of one more
+// credential of a pool whose names so far are in seen: one of the
+// ErrCredentialName values, or nil, in which case name is added to seen.
+// Config, the proxy and the admin API check their credentials with it.
+func CheckCredentialName(name string, seen map[string]bool) error {
+	switch {
+	case name == "":
+		return ErrCredentialNameEmpty
+	case !ValidCredentialName(name):
+		return ErrCredentialNameChars
+	case seen[name]:
+		return ErrCredentialNameTaken
+	}
+	seen[name] = true
+	return nil
+}
+
 // The ways a base URL can be wrong. Each reads after the URL it describes
 // (`"ftp://x" is not http(s)`), so every caller words its message alike.
 var (

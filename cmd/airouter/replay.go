@@ -8,6 +8,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/incident"
 )
 
@@ -38,63 +41,81 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 0 {
 		return fmt.Errorf("replay: unexpected arguments %q", fs.Args())
 	}
-	now := time.Now()
 	cfg, err := sf.loadConfig()
 	if err != nil {
 		return err
 	}
-	logger := toolLogger(stderr)
+	r := replayRun{sf: sf, cfg: cfg, logger: toolLogger(stderr), now: time.Now(), stdout: stdout, stderr: stderr}
 	if *at != "" || *view != "" {
 		if ff.given() {
 			return errors.New("replay: -at shows the whole state at one moment; -since, -until, -credential, -model and -kind do not apply")
 		}
-		moment, err := incident.ParseMoment(*at, now)
-		if err != nil {
-			return fmt.Errorf("-at: %w", err)
-		}
-		if moment.IsZero() {
-			moment = now.UTC()
-		}
-		v := incident.View(*view)
-		if v == "" {
-			v = incident.ViewHealth
-		}
-		if !v.Valid() {
-			return fmt.Errorf("-view %q: want bans, health or state", *view)
-		}
-		src, err := openSource(ctx, sf, cfg, logger, stderr)
-		if err != nil {
-			return err
-		}
-		defer src.close()
-		if cfg == nil && v == incident.ViewHealth {
-			fmt.Fprintln(stderr, "note: without -config the health view lists the credentials the log names; types, weights, limits and unused credentials come from the config")
-		}
-		return incident.PrintView(ctx, src.log, adminViews{cfg: cfg}, moment, v, stdout)
+		return r.view(ctx, *at, *view)
 	}
-	filter, err := ff.build(now)
+	return r.timeline(ctx, ff, *format)
+}
+
+// replayRun is one replay invocation after its flags are parsed.
+type replayRun struct {
+	sf             sourceFlags
+	cfg            *config.Config // -config's, or nil
+	logger         hclog.Logger
+	now            time.Time
+	stdout, stderr io.Writer
+}
+
+// view prints the view named by -view as the router served it at -at.
+func (r replayRun) view(ctx context.Context, at, view string) error {
+	moment, err := incident.ParseMoment(at, r.now)
+	if err != nil {
+		return fmt.Errorf("-at: %w", err)
+	}
+	if moment.IsZero() {
+		moment = r.now.UTC()
+	}
+	v := incident.View(view)
+	if v == "" {
+		v = incident.ViewHealth
+	}
+	if !v.Valid() {
+		return fmt.Errorf("-view %q: want bans, health or state", view)
+	}
+	src, err := openSource(ctx, r.sf, r.cfg, r.logger, r.stderr)
+	if err != nil {
+		return err
+	}
+	defer src.close()
+	if r.cfg == nil && v == incident.ViewHealth {
+		fmt.Fprintln(r.stderr, "note: without -config the health view lists the credentials the log names; types, weights, limits and unused credentials come from the config")
+	}
+	return incident.PrintView(ctx, src.log, adminViews{cfg: r.cfg}, moment, v, r.stdout)
+}
+
+// timeline prints the filtered log as a timeline or as JSONL.
+func (r replayRun) timeline(ctx context.Context, ff filterFlags, format string) error {
+	filter, err := ff.build(r.now)
 	if err != nil {
 		return err
 	}
 	var sink incident.Sink
 	var tl *incident.Timeline
-	switch *format {
+	switch format {
 	case "text":
-		tl = incident.NewTimeline(stdout, filter)
+		tl = incident.NewTimeline(r.stdout, filter)
 		sink = tl
 	case "jsonl":
-		sink = incident.NewJSONL(stdout, filter)
+		sink = incident.NewJSONL(r.stdout, filter)
 	default:
-		return fmt.Errorf("-format %q: want text or jsonl", *format)
+		return fmt.Errorf("-format %q: want text or jsonl", format)
 	}
-	src, err := openSource(ctx, sf, cfg, logger, stderr)
+	src, err := openSource(ctx, r.sf, r.cfg, r.logger, r.stderr)
 	if err != nil {
 		return err
 	}
 	defer src.close()
 	err = incident.Copy(ctx, src.log, 0, filter, sink)
 	if tl != nil && tl.Unreadable() > 0 {
-		fmt.Fprintf(stderr, "note: %d events this version cannot read were skipped (a newer airouter wrote them?)\n", tl.Unreadable())
+		fmt.Fprintf(r.stderr, "note: %d events this version cannot read were skipped (a newer airouter wrote them?)\n", tl.Unreadable())
 	}
 	return err
 }

@@ -198,7 +198,7 @@ func TestNewReportsEveryProblem(t *testing.T) {
 		t.Fatal("New accepted bad deps")
 	}
 	msg := err.Error()
-	for _, want := range []string{"master key is required", `type "vertex"`, `"ftp://x"`, "duplicate name", `unknown credential "nope"`} {
+	for _, want := range []string{"master key is required", `type "vertex"`, `"ftp://x"`, "names another credential too", `unknown credential "nope"`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not mention %q", msg, want)
 		}

@@ -69,11 +69,14 @@ func TestPassedThroughBodyNeverEchoesTheCredentialKey(t *testing.T) {
 
 func TestTrailHeaderIsSafeForAnyName(t *testing.T) {
 	up := newUpstream(t)
-	c := cred("café\r\nX-Evil: 1", up)
+	// Credential names are tokens (domain.CheckCredentialName); a model
+	// name is whatever the config or a client says.
+	c := cred("cred-a", up)
 	c.APIKey = "sk-test-clean-0123456789"
-	f := newFixture(t, []Credential{c}, routesFor("gpt-4o", c.Name), nil)
-	resp, _ := f.post("/v1/chat/completions", chatReq)
-	if got := resp.Header.Get(hdrTrail); got != "caf%C3%A9%0D%0AX-Evil: 1/gpt-4o=ok" || resp.Header.Get("X-Evil") != "" {
+	model := "café\r\nX-Evil: 1"
+	f := newFixture(t, []Credential{c}, routesFor(model, c.Name), nil)
+	resp, _ := f.post("/v1/chat/completions", `{"model":"café\r\nX-Evil: 1","messages":[{"role":"user","content":"hi"}]}`)
+	if got := resp.Header.Get(hdrTrail); got != "cred-a/caf%C3%A9%0D%0AX-Evil: 1=ok" || resp.Header.Get("X-Evil") != "" {
 		t.Errorf("trail %q", got)
 	}
 }

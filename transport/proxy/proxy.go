@@ -273,13 +273,9 @@ func validate(d Deps) error {
 	}
 	seen := make(map[string]bool, len(d.Credentials))
 	for i, c := range d.Credentials {
-		switch {
-		case c.Name == "":
-			errs = append(errs, fmt.Errorf("proxy: credential %d: name is required", i))
-		case seen[c.Name]:
-			errs = append(errs, fmt.Errorf("proxy: credential %q: duplicate name", c.Name))
+		if err := domain.CheckCredentialName(c.Name, seen); err != nil {
+			errs = append(errs, fmt.Errorf("proxy: credential %d: name %q %w", i, c.Name, err))
 		}
-		seen[c.Name] = true
 		if !c.Type.Valid() {
 			errs = append(errs, fmt.Errorf("proxy: credential %q: type %q is not openai, anthropic or proxy", c.Name, c.Type))
 		}
