@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/projections"
 )
 
@@ -26,12 +27,7 @@ func TestCheckpointsAreOfferedEveryNEventsAndTheLatestWins(t *testing.T) {
 	}
 	// Offered at events 2 and 4, before the saver runs: 4 replaced 2.
 	ck.Start(context.Background())
-	var cp savedCheckpoint
-	select {
-	case cp = <-store.saved:
-	case <-time.After(waitBound):
-		t.Fatal("no checkpoint saved")
-	}
+	cp := testkit.Receive(t, "a saved checkpoint", store.saved)
 	ck.Stop()
 	ck.Wait()
 	if saves := store.saves(); len(saves) != 1 || cp.seq != 4 {

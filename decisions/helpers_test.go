@@ -17,10 +17,6 @@ import (
 // t0 is the moment the test logs start.
 var t0 = time.Date(2026, 9, 21, 10, 0, 0, 0, time.UTC)
 
-// waitBound bounds every wait on the engine's goroutines; the tests never
-// wait for time to pass, only for a goroutine to get there.
-const waitBound = 5 * time.Second
-
 // memLog is an in-memory Log: it records every publish and signals each
 // attempt on attempts. With hold set, a publish waits for a value on
 // release before it returns, so a test can act while the engine is inside
@@ -62,13 +58,7 @@ func (l *memLog) PublishControl(ctx context.Context, ev domain.Event) (uint64, e
 // next returns the next publish attempt.
 func (l *memLog) next(t *testing.T) domain.Event {
 	t.Helper()
-	select {
-	case ev := <-l.attempts:
-		return ev
-	case <-time.After(waitBound):
-		t.Fatal("no publish")
-		return domain.Event{}
-	}
+	return testkit.Receive(t, "a publish", l.attempts)
 }
 
 func (l *memLog) events() []domain.Event {

@@ -34,7 +34,8 @@ const (
 	KindFallbackSettingsChanged Kind = "settings.fallback_changed"
 )
 
-// Kinds lists every kind this version understands, for exhaustive tests.
+// Kinds lists every kind this version understands: the decoder reads a kind
+// by it and the fold's tests walk it. Read it, never change it.
 var Kinds = []Kind{
 	KindOutcomeRecorded, KindBanImposed, KindBanLifted,
 	KindCooldownStarted, KindModelBenched, KindFallbackSettingsChanged,

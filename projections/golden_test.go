@@ -121,7 +121,8 @@ func TestGoldenChanges(t *testing.T) {
 }
 
 // checkGolden compares got with the golden file at path, or rewrites the
-// file under -update.
+// file under -update. A difference fails the test and goes on, so one run
+// shows every file that differs.
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	if *update {
@@ -132,10 +133,11 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test ./projections -run TestGolden -update)", err)
+		test, _, _ := strings.Cut(t.Name(), "/")
+		t.Fatalf("%v (run go test ./projections -run %s -update)", err, test)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s differs:\n%s", path, got)
+		t.Errorf("%s differs:\n got:\n%s\nwant:\n%s", path, got, want)
 	}
 }
 

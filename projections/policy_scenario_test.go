@@ -120,22 +120,8 @@ func TestPolicyScenarios(t *testing.T) {
 				b.WriteByte('\n')
 			}
 			view := viewJSON(t, s.Snapshot(), c.events[len(c.events)-1].At)
-			for name, got := range map[string][]byte{"decisions.jsonl": b.Bytes(), "view.json": view} {
-				path := filepath.Join(c.dir, name)
-				if *update {
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./projections -run TestPolicyScenarios -update)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs:\n got:\n%s\nwant:\n%s", path, got, want)
-				}
-			}
+			checkGolden(t, filepath.Join(c.dir, "decisions.jsonl"), b.Bytes())
+			checkGolden(t, filepath.Join(c.dir, "view.json"), view)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -14,9 +13,8 @@ import (
 
 // Expiry is computed, not swept: a ban stops applying at its until by the
 // reader's clock; the log still records when the pair came back, as a
-// ban.lifted event by expiry that names the ban, once the decision
-// engine's clock (a fake one here, so nothing waits out the ban) passes
-// the until.
+// ban.lifted event by expiry that names the ban, once the router's clock
+// (a fake one here, so nothing waits out the ban) passes the until.
 func TestAnExpiredBanIsRecordedInTheLog(t *testing.T) {
 	up := newUpstream(t, 200)
 	clock := clockwork.NewFakeClock()
@@ -26,10 +24,10 @@ func TestAnExpiredBanIsRecordedInTheLog(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("ban: %d %s", status, body)
 	}
-	if _, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now()); !banned {
+	if _, banned := r.live.Load().Blocked("cred-a", "gpt-test", clock.Now()); !banned {
 		t.Fatal("the ban does not apply right after the API answered")
 	}
-	bans := r.live.Load().Bans(time.Now())
+	bans := r.live.Load().Bans(clock.Now())
 	if len(bans) != 1 || bans[0].Until == nil {
 		t.Fatalf("bans = %+v", bans)
 	}
@@ -39,7 +37,7 @@ func TestAnExpiredBanIsRecordedInTheLog(t *testing.T) {
 	}
 	clock.Advance(until.Sub(clock.Now()) + decisions.DefaultSweepEvery)
 	testkit.Eventually(t, "the ban to stop applying", func() bool {
-		_, banned := r.live.Load().Blocked("cred-a", "gpt-test", time.Now())
+		_, banned := r.live.Load().Blocked("cred-a", "gpt-test", clock.Now())
 		return !banned
 	})
 	var lifted *domain.Event

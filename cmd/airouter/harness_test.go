@@ -93,7 +93,8 @@ func start(t *testing.T, cfg *config.Config) *running {
 	return startOn(t, cfg, clockwork.NewRealClock())
 }
 
-// startOn is start with the decision engine on clock.
+// startOn is start with the router (decision engine, proxy and admin API)
+// on clock.
 func startOn(t *testing.T, cfg *config.Config, clock clockwork.Clock) *running {
 	t.Helper()
 	rt, err := startRouterOn(context.Background(), cfg, testkit.Logger(t, hclog.Info), clock)

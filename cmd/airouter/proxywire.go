@@ -1,15 +1,13 @@
 package main
 
 import (
-	"time"
-
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/transport/proxy"
 )
 
-// proxyDeps turns the config into the proxy's plain values. Outcomes go to
-// the log through its non-blocking Publish, stamped with the time they were
-// recorded.
+// proxyDeps turns the config into the proxy's plain values, with the
+// router's clock. Outcomes go to the log through its non-blocking Publish,
+// stamped with the time they were recorded by that clock.
 func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics proxy.Metrics) proxy.Deps {
 	cfg := rt.cfg
 	d := proxy.Deps{
@@ -25,6 +23,7 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics pro
 		Watched:        cfg.BanPolicy().Watched,
 		Metrics:        metrics,
 		Logger:         rt.logger.Named("proxy"),
+		Clock:          rt.clock,
 	}
 	for _, c := range cfg.Credentials {
 		d.Credentials = append(d.Credentials, proxy.Credential{
@@ -60,7 +59,7 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics pro
 func (rt *router) record(o domain.Outcome) {
 	rt.log.Publish(domain.Event{
 		Kind:    domain.KindOutcomeRecorded,
-		At:      time.Now().UTC(),
+		At:      rt.clock.Now().UTC(),
 		Outcome: &o,
 	})
 }

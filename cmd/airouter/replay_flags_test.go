@@ -92,3 +92,60 @@ func TestReplayRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// filterExport is an exported file for the filter flags: three events that
+// pass -credential cred-a -model gpt-4o -kind outcome,ban -since 03:10
+// -until 03:13 (the window's ends included), and one for each flag to
+// leave out.
+var filterExport = []string{
+	// before -since
+	0: `{"seq":1,"v":1,"kind":"outcome.recorded","at":"2026-11-29T03:00:00Z","outcome":{"credential":"cred-a","model":"gpt-4o","status":429,"class":"rate_limited","latency_ms":90,"attempt":1}}`,
+	// kept: at -since
+	1: `{"seq":2,"v":1,"kind":"outcome.recorded","at":"2026-11-29T03:10:00Z","outcome":{"credential":"cred-a","model":"gpt-4o","status":429,"class":"rate_limited","latency_ms":80,"attempt":1}}`,
+	// another credential
+	2: `{"seq":2,"index":1,"v":1,"kind":"outcome.recorded","at":"2026-11-29T03:10:01Z","outcome":{"credential":"cred-b","model":"gpt-4o","status":200,"class":"ok","latency_ms":120,"attempt":1}}`,
+	// another model
+	3: `{"seq":2,"index":2,"v":1,"kind":"outcome.recorded","at":"2026-11-29T03:10:02Z","outcome":{"credential":"cred-a","model":"gpt-5","status":200,"class":"ok","latency_ms":130,"attempt":1}}`,
+	// kept
+	4: `{"seq":3,"v":1,"kind":"ban.imposed","id":"f2b/cred-a/gpt-4o/2","at":"2026-11-29T03:11:00Z","ban":{"credential":"cred-a","model":"gpt-4o","origin":"fail2ban","reason":"3 x 429 (rule 429: max_attempts 3, ban 5m)","error_code":429,"since":"2026-11-29T03:11:00Z","permanent":false,"until":"2026-11-29T03:16:00Z","failures":3,"cause_seq":2}}`,
+	// another kind
+	5: `{"seq":4,"v":1,"kind":"cooldown.started","id":"cooldown/cred-a/gpt-4o/2","at":"2026-11-29T03:12:00Z","cooldown":{"credential":"cred-a","model":"gpt-4o","until":"2026-11-29T03:12:30Z","status":429,"cause_seq":2}}`,
+	// kept: credential-wide, at -until
+	6: `{"seq":5,"v":1,"kind":"ban.imposed","id":"admin/1","at":"2026-11-29T03:13:00Z","ban":{"credential":"cred-a","model":"*","origin":"admin","reason":"admin: drain","error_code":0,"since":"2026-11-29T03:13:00Z","permanent":true}}`,
+	// after -until
+	7: `{"seq":6,"v":1,"kind":"outcome.recorded","at":"2026-11-29T03:30:00Z","outcome":{"credential":"cred-a","model":"gpt-4o","status":200,"class":"ok","latency_ms":100,"attempt":1}}`,
+}
+
+// replay's filter flags pick the events of an exported file, and -format
+// jsonl writes each one out as the file holds it: each flag alone leaves
+// out its event, all of them together keep the three that pass them all.
+func TestReplayFilterFlagsPickTheEvents(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "incident.jsonl")
+	writeFile(t, file, strings.Join(filterExport, "\n")+"\n")
+	window := []string{"-since", "2026-11-29T03:10:00Z", "-until", "2026-11-29T03:13:00Z"}
+	for _, tc := range []struct {
+		flags []string
+		want  []int // filterExport's lines, in order
+	}{
+		{[]string{"-credential", "cred-a"}, []int{0, 1, 3, 4, 5, 6, 7}},
+		{[]string{"-model", "gpt-4o"}, []int{0, 1, 2, 4, 5, 6, 7}},
+		{[]string{"-kind", "outcome,ban"}, []int{0, 1, 2, 3, 4, 6, 7}},
+		{window, []int{1, 2, 3, 4, 5, 6}},
+		{append([]string{"-credential", "cred-a", "-model", "gpt-4o", "-kind", "outcome,ban"}, window...), []int{1, 4, 6}},
+	} {
+		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
+			args := append([]string{"replay", "-file", file, "-format", "jsonl"}, tc.flags...)
+			out, stderr, err := runCmd(t, args...)
+			if err != nil {
+				t.Fatalf("replay: %v\n%s", err, stderr)
+			}
+			var want strings.Builder
+			for _, i := range tc.want {
+				want.WriteString(filterExport[i] + "\n")
+			}
+			if out != want.String() {
+				t.Fatalf("replay %q wrote:\n%s\nwant:\n%s", tc.flags, out, want.String())
+			}
+		})
+	}
+}

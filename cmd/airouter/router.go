@@ -40,7 +40,9 @@ type router struct {
 	// bootSeq is the log's last sequence at start: outcomes up to it were
 	// decided before this process started.
 	bootSeq uint64
-	// clock is the decision engine's.
+	// clock is the router's one clock: the decision engine's, the proxy's
+	// (its time, timers and ticker; outcomes are stamped with it) and the
+	// admin API's.
 	clock clockwork.Clock
 	once  sync.Once
 	err   error
@@ -53,10 +55,10 @@ func startRouter(ctx context.Context, cfg *config.Config, logger hclog.Logger) (
 	return startRouterOn(ctx, cfg, logger, clockwork.NewRealClock())
 }
 
-// startRouterOn is startRouter with the decision engine on clock (tests
-// move a fake one past a ban's end).
+// startRouterOn is startRouter on clock: the decision engine, the proxy and
+// the admin API all read it (tests move a fake one past a ban's end).
 func startRouterOn(ctx context.Context, cfg *config.Config, logger hclog.Logger, clock clockwork.Clock) (*router, error) {
-	started := time.Now()
+	started := time.Now() // the log line reports the real start-up time, whatever clock runs
 	lg, err := eventlog.Open(ctx, logOptions(cfg, logger))
 	if err != nil {
 		return nil, fmt.Errorf("start the event log: %w", err)

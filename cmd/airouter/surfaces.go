@@ -15,9 +15,11 @@ import (
 // buildSurfaces builds the admin API over the projections and the log,
 // then the proxy, which reads the API's failover settings and reports
 // through its metrics, then hands the proxy's counters (usage, rejections,
-// learned models) to the API. It runs before the log is followed.
+// learned models) to the API. Both run on the router's clock. It runs
+// before the log is followed.
 func (rt *router) buildSurfaces() error {
 	ad := adminDeps(rt.cfg, rt.logger)
+	ad.Clock = rt.clock.Now
 	ad.Snapshot = rt.live.Load
 	ad.WaitFor = rt.live.WaitFor
 	ad.Publish = rt.log.PublishControl

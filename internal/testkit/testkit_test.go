@@ -1,11 +1,15 @@
 package testkit
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func TestBufferLines(t *testing.T) {
@@ -29,6 +33,42 @@ func TestEventuallyWaitsForTheCondition(t *testing.T) {
 		}
 	}()
 	Eventually(t, "three", func() bool { return n.Load() == 3 })
+}
+
+func TestReceiveReturnsTheValueSent(t *testing.T) {
+	ch := make(chan int)
+	go func() { ch <- 7 }()
+	if got := Receive(t, "seven", ch); got != 7 {
+		t.Fatalf("Receive = %d, want 7", got)
+	}
+}
+
+// fatalRecorder is a test that records its failure and stops the calling
+// goroutine, as t.Fatalf does.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalRecorder) Helper() {}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+func TestReceiveFailsTheTestWhenNothingComes(t *testing.T) {
+	rec := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		receiveWithin(rec, time.Millisecond, "a publish", make(chan int))
+		rec.msg = "returned without failing"
+	}()
+	<-done
+	if !strings.Contains(rec.msg, "timed out after 1ms waiting for a publish") {
+		t.Fatalf("failure = %q", rec.msg)
+	}
 }
 
 func TestCopyDir(t *testing.T) {

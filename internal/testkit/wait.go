@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Wait bounds Eventually: what a test waits for crosses goroutines, a
+// Wait bounds Eventually and Receive: what a test waits for crosses goroutines, a
 // connection or the log, and holds well within it even on a loaded
 // machine.
 const Wait = 20 * time.Second
@@ -30,6 +30,29 @@ func EventuallyWithin(t testing.TB, d time.Duration, what string, cond func() bo
 			t.Fatalf("timed out after %s waiting for %s", d, what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Receive returns the next value from ch, failing the test when none
+// comes within Wait: for a value another goroutine sends (a publish, a
+// saved checkpoint, a signal), never for letting time pass. A closed
+// channel gives its zero value at once, as a receive does.
+func Receive[T any](t testing.TB, what string, ch <-chan T) T {
+	t.Helper()
+	return receiveWithin(t, Wait, what, ch)
+}
+
+func receiveWithin[T any](t testing.TB, d time.Duration, what string, ch <-chan T) T {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("timed out after %s waiting for %s", d, what)
+		var zero T
+		return zero
 	}
 }
 

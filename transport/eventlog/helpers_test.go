@@ -81,12 +81,7 @@ func waitEvents(t testing.TB, ch <-chan domain.Event, n int) []domain.Event {
 	t.Helper()
 	out := make([]domain.Event, 0, n)
 	for len(out) < n {
-		select {
-		case ev := <-ch:
-			out = append(out, ev)
-		case <-time.After(20 * time.Second):
-			t.Fatalf("got %d of %d events", len(out), n)
-		}
+		out = append(out, testkit.Receive(t, fmt.Sprintf("event %d of %d", len(out)+1, n), ch))
 	}
 	return out
 }

@@ -17,14 +17,14 @@ import (
 // client has its answer (or has left) and false when the loop should move
 // on.
 func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *candidate) bool {
-	h := hop{cand: c, startMS: p.now().Sub(rq.start).Milliseconds()}
+	h := hop{cand: c, startMS: p.clock.Now().Sub(rq.start).Milliseconds()}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	timer := p.armAttempt(rq, cancel)
 
-	sent := p.now()
+	sent := p.clock.Now()
 	resp, err := p.transport.RoundTrip(p.upstreamRequest(ctx, r, rq, c))
-	h.ms = p.now().Sub(sent).Milliseconds()
+	h.ms = p.clock.Now().Sub(sent).Milliseconds()
 	if err != nil {
 		stopTimer(timer)
 		class, budget := failureClass(r, ctx, err)
@@ -61,11 +61,11 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 	h.status = resp.StatusCode
 	h.class = classify(rq.ep, resp.StatusCode, body)
 	if resp.StatusCode/100 != 2 {
-		h.retryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), p.now())
+		h.retryAfter, _ = parseRetryAfter(resp.Header.Get("Retry-After"), p.clock.Now())
 	}
 	switch {
 	case h.class == domain.ClassOK:
-		c.charge(p.now().Unix(), bodyTokens(body))
+		c.charge(p.clock.Now().Unix(), bodyTokens(body))
 	case h.class == domain.ClassEmptyCompletion:
 		h.msg = "a completion with no content and no tool calls"
 		return p.fail(rq, h, false)

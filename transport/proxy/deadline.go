@@ -13,7 +13,9 @@ import (
 // what the write timeout is for is a client that stops reading. So before
 // a write, when less than half the timeout is left, the deadline is pushed
 // to a full timeout from now: every write has at least half of it, and a
-// quick answer (the common case) touches no deadline at all.
+// quick answer (the common case) touches no deadline at all. A deadline is
+// a moment the network stack compares with the real clock, so this reads
+// time.Now, not the proxy's clock (Deps.Clock).
 type deadlineWriter struct {
 	http.ResponseWriter
 	d     time.Duration

@@ -12,5 +12,8 @@
 // snapshot reaches it as a Gate), config, the admin API or NATS; the wiring
 // gives it plain values. Its outcomes leave through Deps.Record, which the
 // wiring points at transport/eventlog's non-blocking Publish; they come
-// back as bans, cooldowns and benches in the snapshot Gate reads.
+// back as bans, cooldowns and benches in the snapshot Gate reads. Its time,
+// its timers (request_timeout, the time budget) and the model-relearning
+// ticker come from an injected clockwork.Clock (Deps.Clock); only the
+// write deadlines it sets on client connections follow the real clock.
 package proxy

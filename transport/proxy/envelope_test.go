@@ -131,10 +131,14 @@ func TestExhaustionEnvelopesAndNever500(t *testing.T) {
 			return two(t, step{status: 200, body: chatEmpty}, step{status: 200, body: chatEmpty}, nil)
 		}},
 		{name: "request timeouts", status: 502, typ: "api_error", hops: 2, setup: func(t *testing.T) *fixture {
-			return two(t, step{hang: true}, step{hang: true}, func(d *Deps) { d.RequestTimeout = 30 * time.Millisecond })
+			return two(t, step{hang: true}, step{hang: true}, func(d *Deps) {
+				d.RequestTimeout = 30 * time.Millisecond
+				d.Clock = nil // request_timeout cuts a real connection on the real clock
+			})
 		}},
 		{name: "time budget", status: 504, typ: "timeout_error", hops: 1, firstMS: 10000, setup: func(t *testing.T) *fixture {
-			f := two(t, step{status: 503, body: `{}`, before: advance(10 * time.Second)}, step{}, nil)
+			// a hangs while the clock passes the budget, whose timer cuts it.
+			f := two(t, step{hang: true, before: advance(10 * time.Second)}, step{}, nil)
 			f.set.TimeBudget = domain.Duration(5 * time.Second)
 			return f
 		}},

@@ -90,7 +90,7 @@ func trailEntries(hops []hop) []trailEntry {
 // usable now; permanently banned ones never become usable. With nothing
 // known the answer is 1.
 func (p *Proxy) retryAfter(rq *request) int64 {
-	now := p.now()
+	now := p.clock.Now()
 	sec := now.Unix()
 	g := p.gate()
 	tried := make(map[*candidate]time.Duration, len(rq.hops))

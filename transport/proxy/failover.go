@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/airouter/airouter/domain"
 )
 
@@ -64,11 +66,11 @@ func (p *Proxy) failover(w http.ResponseWriter, r *http.Request, rq *request) {
 		if hops := rq.settings.MaxHops; hops > 0 && len(rq.hops) >= hops {
 			break
 		}
-		if rq.remainingAt(p.now()) < 0 {
+		if rq.remainingAt(p.clock.Now()) < 0 {
 			rq.budgetOut = true
 			break
 		}
-		i := rq.pool.pick(p.gate(), p.now(), rq.skip, rq.ep, &p.rejected)
+		i := rq.pool.pick(p.gate(), p.clock.Now(), rq.skip, rq.ep, &p.rejected)
 		if i < 0 {
 			break
 		}
@@ -106,34 +108,34 @@ func (rq *request) remainingAt(now time.Time) time.Duration {
 	return left
 }
 
-// armAttempt starts the timer that cuts an attempt: request_timeout, or
-// what is left of the budget when that is sooner. It returns nil when
-// neither applies.
-func (p *Proxy) armAttempt(rq *request, cancel context.CancelCauseFunc) *time.Timer {
+// armAttempt starts the timer, on the proxy's clock, that cuts an attempt:
+// request_timeout, or what is left of the budget when that is sooner. It
+// returns nil when neither applies.
+func (p *Proxy) armAttempt(rq *request, cancel context.CancelCauseFunc) clockwork.Timer {
 	d, cause := p.timeout, errRequestTimeout
 	if rq.settings.TimeBudget > 0 {
-		if left := rq.remainingAt(p.now()); d <= 0 || left < d {
+		if left := rq.remainingAt(p.clock.Now()); d <= 0 || left < d {
 			d, cause = max(left, time.Millisecond), errBudget
 		}
 	}
 	if d <= 0 {
 		return nil
 	}
-	return time.AfterFunc(d, func() { cancel(cause) })
+	return p.clock.AfterFunc(d, func() { cancel(cause) })
 }
 
-// armBudget starts the timer that cuts a stream not yet committed when the
-// budget runs out; nil without a budget.
-func (p *Proxy) armBudget(rq *request, cancel context.CancelCauseFunc) *time.Timer {
+// armBudget starts the timer, on the proxy's clock, that cuts a stream not
+// yet committed when the budget runs out; nil without a budget.
+func (p *Proxy) armBudget(rq *request, cancel context.CancelCauseFunc) clockwork.Timer {
 	if rq.settings.TimeBudget <= 0 {
 		return nil
 	}
-	d := max(rq.remainingAt(p.now()), time.Millisecond)
-	return time.AfterFunc(d, func() { cancel(errBudget) })
+	d := max(rq.remainingAt(p.clock.Now()), time.Millisecond)
+	return p.clock.AfterFunc(d, func() { cancel(errBudget) })
 }
 
 // stopTimer stops t and reports whether it had already fired.
-func stopTimer(t *time.Timer) bool {
+func stopTimer(t clockwork.Timer) bool {
 	return t != nil && !t.Stop()
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // exhaustion is the body of an exhausted request.
@@ -305,9 +306,16 @@ func TestExhaustionStatuses(t *testing.T) {
 	})
 	t.Run("time budget spent: 504 and no further hop", func(t *testing.T) {
 		var f *fixture
-		a := newUpstream(t, step{status: 503, body: `{}`, before: func() { f.clock.Advance(10 * time.Second) }})
+		a := newUpstream(t, step{status: 503, body: `{}`})
 		b := newUpstream(t)
-		f = newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), nil)
+		f = newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), func(d *Deps) {
+			// The budget runs out between the hops: a's 503 is in and
+			// its attempt's timer stopped when its outcome is recorded.
+			d.Record = func(o domain.Outcome) {
+				f.clock.Advance(10 * time.Second)
+				f.out.record(o)
+			}
+		})
 		f.set.TimeBudget = domain.Duration(5 * time.Second)
 		resp, body := f.post("/v1/chat/completions", chatReq)
 		if e := decodeExhaustion(t, body); resp.StatusCode != 504 || e.Error.Code != "fallback_time_budget_exceeded" || b.count() != 0 {
@@ -338,6 +346,7 @@ func TestRequestTimeoutFailsOver(t *testing.T) {
 	b := newUpstream(t)
 	f := newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), func(d *Deps) {
 		d.RequestTimeout = 50 * time.Millisecond
+		d.Clock = nil // request_timeout cuts a real connection on the real clock
 	})
 	resp, _ := f.post("/v1/chat/completions", chatReq)
 	if resp.StatusCode != 200 || resp.Header.Get(hdrTrail) != "a/gpt-4o=timeout; b/gpt-4o=ok" {
@@ -350,13 +359,19 @@ func TestRequestTimeoutFailsOver(t *testing.T) {
 }
 
 func TestTimeBudgetCutsAHangingAttempt(t *testing.T) {
+	const budget = 5 * time.Second
 	a := newUpstream(t, step{hang: true})
 	b := newUpstream(t)
-	f := newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), func(d *Deps) {
-		d.Clock = nil // the budget is measured on the real clock here
-	})
-	f.set.TimeBudget = domain.Duration(50 * time.Millisecond)
-	resp, _ := f.post("/v1/chat/completions", chatReq)
+	f := newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), nil)
+	f.set.TimeBudget = domain.Duration(budget)
+	done := f.send("/v1/chat/completions", chatReq)
+	if tm := f.nextTimer(); tm.d != budget {
+		t.Fatalf("the attempt's timer is armed for %v, want the whole %v budget", tm.d, budget)
+	}
+	testkit.Receive(t, "the request to reach a", a.arrived)
+	notYet(t, done)
+	f.clock.Advance(budget)
+	resp, _ := f.await(done)
 	if resp.StatusCode != http.StatusGatewayTimeout || b.count() != 0 {
 		t.Fatalf("status %d calls to b %d", resp.StatusCode, b.count())
 	}

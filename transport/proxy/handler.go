@@ -77,7 +77,7 @@ func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint
 	rq := &request{
 		id:       p.requestID(),
 		ep:       ep,
-		start:    p.now(),
+		start:    p.clock.Now(),
 		body:     cb,
 		model:    model,
 		settings: p.settings(),

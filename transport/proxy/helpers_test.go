@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -36,6 +37,38 @@ func (g mapGate) Blocked(credential, model string, now time.Time) (domain.Block,
 // hand.
 var clockStart = time.Date(2026, 9, 21, 10, 0, 0, 0, time.UTC)
 
+// timerClock is the fixture's fake clock as the proxy sees it: it hands
+// each timer the proxy arms (an attempt's, then a stream's budget) to the
+// test, which can so move the clock at a known point of a request: once a
+// timer is armed, or once the proxy stopped it.
+type timerClock struct {
+	*clockwork.FakeClock
+	armed chan *armedTimer
+}
+
+// armedTimer is a timer the proxy armed on a timerClock.
+type armedTimer struct {
+	clockwork.Timer
+	d       time.Duration // what it was armed for
+	stopped chan struct{} // closed by the first Stop
+	once    sync.Once
+}
+
+func (c *timerClock) AfterFunc(d time.Duration, f func()) clockwork.Timer {
+	t := &armedTimer{Timer: c.FakeClock.AfterFunc(d, f), d: d, stopped: make(chan struct{})}
+	select {
+	case c.armed <- t:
+	default: // a test that does not look at the timers leaves them
+	}
+	return t
+}
+
+func (t *armedTimer) Stop() bool {
+	ok := t.Timer.Stop()
+	t.once.Do(func() { close(t.stopped) })
+	return ok
+}
+
 // outcomes collects recorded outcomes; Record never blocks.
 type outcomes struct {
 	ch chan domain.Outcome
@@ -53,20 +86,13 @@ func (o *outcomes) record(x domain.Outcome) {
 }
 
 // wait returns the first n outcomes, failing the test if they do not
-// come; the guard only keeps a broken test from hanging.
+// come; the bound only keeps a broken test from hanging.
 func (o *outcomes) wait(t *testing.T, n int) []domain.Outcome {
 	t.Helper()
-	guard := time.NewTimer(10 * time.Second)
-	defer guard.Stop()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for len(o.ls) < n {
-		select {
-		case x := <-o.ch:
-			o.ls = append(o.ls, x)
-		case <-guard.C:
-			t.Fatalf("got %d outcomes, want %d: %+v", len(o.ls), n, o.ls)
-		}
+		o.ls = append(o.ls, testkit.Receive(t, fmt.Sprintf("outcome %d of %d after %+v", len(o.ls)+1, n, o.ls), o.ch))
 	}
 	return append([]domain.Outcome(nil), o.ls[:n]...)
 }
@@ -204,9 +230,11 @@ type fixture struct {
 	srv   *httptest.Server
 	out   *outcomes
 	clock *clockwork.FakeClock
-	gate  mapGate
-	set   Settings
-	logs  *testkit.Buffer
+	// timers receives the timers the proxy arms on clock, in order.
+	timers chan *armedTimer
+	gate   mapGate
+	set    Settings
+	logs   *testkit.Buffer
 }
 
 // cred is an openai credential on a fake upstream.
@@ -217,8 +245,8 @@ func cred(name string, u *upstream) Credential {
 // newFixture builds a proxy; edit may change the deps before New.
 func newFixture(t *testing.T, creds []Credential, routes []Route, edit func(*Deps)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, out: newOutcomes(), clock: clockwork.NewFakeClockAt(clockStart), gate: mapGate{},
-		set: Settings{MaxHops: 20}, logs: &testkit.Buffer{}}
+	f := &fixture{t: t, out: newOutcomes(), clock: clockwork.NewFakeClockAt(clockStart),
+		timers: make(chan *armedTimer, 16), gate: mapGate{}, set: Settings{MaxHops: 20}, logs: &testkit.Buffer{}}
 	d := Deps{
 		Credentials: creds,
 		Routes:      routes,
@@ -228,7 +256,7 @@ func newFixture(t *testing.T, creds []Credential, routes []Route, edit func(*Dep
 		Settings:    func() Settings { return f.set },
 		Record:      f.out.record,
 		Logger:      hclog.New(&hclog.LoggerOptions{Output: f.logs, Level: hclog.Trace}),
-		Clock:       f.clock.Now,
+		Clock:       &timerClock{FakeClock: f.clock, armed: f.timers},
 	}
 	if edit != nil {
 		edit(&d)
@@ -241,6 +269,12 @@ func newFixture(t *testing.T, creds []Credential, routes []Route, edit func(*Dep
 	f.srv = httptest.NewServer(p.Handler())
 	t.Cleanup(func() { f.srv.Close(); p.Close() })
 	return f
+}
+
+// nextTimer returns the next timer the proxy arms on the fixture's clock.
+func (f *fixture) nextTimer() *armedTimer {
+	f.t.Helper()
+	return testkit.Receive(f.t, "the proxy to arm a timer", f.timers)
 }
 
 // routesFor routes model to each credential with the same upstream name.

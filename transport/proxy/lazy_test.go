@@ -3,7 +3,8 @@ package proxy
 import (
 	"fmt"
 	"testing"
-	"time"
+
+	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/domain"
 )
@@ -17,7 +18,7 @@ func TestModelsNamedByClientsAreBounded(t *testing.T) {
 	for i := range 4 {
 		creds = append(creds, Credential{Name: fmt.Sprintf("c%d", i), Type: domain.CredentialOpenAI, BaseURL: "http://127.0.0.1:1"})
 	}
-	p, err := New(Deps{Credentials: creds, MasterKey: "k", Clock: func() time.Time { return testNow }})
+	p, err := New(Deps{Credentials: creds, MasterKey: "k", Clock: clockwork.NewFakeClockAt(testNow)})
 	if err != nil {
 		t.Fatal(err)
 	}

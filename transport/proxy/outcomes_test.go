@@ -123,16 +123,22 @@ func TestOutcomeLatencyOnTheRealClock(t *testing.T) {
 	}
 }
 
-// A proxy credential re-learns its models every ProxyModelRefresh: a model
-// the upstream lists later shows up in GET /v1/models and is served,
-// without a manual refresh.
+// A proxy credential re-learns its models every ProxyModelRefresh of the
+// proxy's clock: a model the upstream lists later shows up in GET
+// /v1/models and is served, without a manual refresh, once the refresh
+// interval has passed, and not before.
 func TestProxyCredentialRelearnsModelsPeriodically(t *testing.T) {
+	const refresh = time.Minute
 	rl := newRelay(t, `{"object":"list","data":[{"id":"m1"}]}`)
 	// With no routes at all every credential serves every model; one
 	// route makes the relay serve only what it lists.
 	creds := []Credential{cred("a", newUpstream(t)), {Name: "relay", Type: domain.CredentialProxy, BaseURL: rl.srv.URL, APIKey: "relay-key-0123456789"}}
-	f := newFixture(t, creds, routesFor("gpt-4o", "a"), func(d *Deps) { d.ProxyModelRefresh = 20 * time.Millisecond })
+	f := newFixture(t, creds, routesFor("gpt-4o", "a"), func(d *Deps) { d.ProxyModelRefresh = refresh })
 	f.p.Start(t.Context())
+	// The relearning loop's ticker is the clock's only waiter.
+	if err := f.clock.BlockUntilContext(testkit.Context(t), 1); err != nil {
+		t.Fatalf("the relearning ticker was never started: %v", err)
+	}
 	listed := func() []string {
 		resp, err := f.srv.Client().Get(f.srv.URL + "/v1/models")
 		if err != nil {
@@ -160,6 +166,11 @@ func TestProxyCredentialRelearnsModelsPeriodically(t *testing.T) {
 	rl.mu.Lock()
 	rl.list = `{"object":"list","data":[{"id":"m1"},{"id":"m2"}]}`
 	rl.mu.Unlock()
+	f.clock.Advance(refresh - time.Second)
+	if got := listed(); !slices.Equal(got, []string{"gpt-4o", "m1"}) {
+		t.Fatalf("models before the refresh interval passed %v, want [gpt-4o m1]", got)
+	}
+	f.clock.Advance(time.Second)
 	testkit.Eventually(t, "m2 in /v1/models", func() bool { return slices.Equal(listed(), []string{"gpt-4o", "m1", "m2"}) })
 	if resp, body := f.post("/v1/chat/completions", `{"model":"m2"}`); resp.StatusCode != 200 {
 		t.Errorf("m2 after it was learned: status %d %s", resp.StatusCode, body)

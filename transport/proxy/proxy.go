@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/domain"
 )
@@ -108,8 +109,13 @@ type Deps struct {
 	// nothing.
 	Metrics Metrics
 
-	Logger hclog.Logger     // nil discards
-	Clock  func() time.Time // nil means time.Now
+	Logger hclog.Logger // nil discards
+	// Clock is where the proxy reads the time (selection, rate windows,
+	// latencies, the time budget) and gets its timers (request_timeout,
+	// the time budget) and the model-relearning ticker; nil means the real
+	// clock. The write deadlines on client connections (WriteTimeout) are
+	// set on the network, so they always follow the real clock.
+	Clock clockwork.Clock
 
 	// ProxyModelRefresh is how often proxy credentials' models are
 	// re-learned; 0 means 30 s. ProxyFetchTimeout bounds one fetch; 0
@@ -149,7 +155,7 @@ type Proxy struct {
 	metrics      Metrics
 	rejected     rejections
 	log          hclog.Logger
-	now          func() time.Time
+	clock        clockwork.Clock
 	created      int64
 
 	transport *http.Transport
@@ -191,7 +197,7 @@ func New(d Deps) (*Proxy, error) {
 		watched:      d.Watched,
 		metrics:      d.Metrics,
 		log:          d.Logger,
-		now:          d.Clock,
+		clock:        d.Clock,
 		learned:      make(map[string][]string),
 		refresh:      d.ProxyModelRefresh,
 		fetchTimeout: d.ProxyFetchTimeout,
@@ -222,7 +228,7 @@ func New(d Deps) (*Proxy, error) {
 		p.byName[c.Name] = cs
 	}
 	p.transport = newTransport(d, p.timeout)
-	p.created = p.now().Unix()
+	p.created = p.clock.Now().Unix()
 	p.reqPrefix = requestIDPrefix()
 	p.rebuild()
 	return p, nil
@@ -250,8 +256,8 @@ func (p *Proxy) applyDefaults() {
 		p.log = hclog.NewNullLogger()
 	}
 	p.log = p.log.Named("proxy")
-	if p.now == nil {
-		p.now = time.Now
+	if p.clock == nil {
+		p.clock = clockwork.NewRealClock()
 	}
 	if p.refresh <= 0 {
 		p.refresh = defaultRefresh
@@ -360,8 +366,8 @@ func newTransport(d Deps, timeout time.Duration) *http.Transport {
 }
 
 // Start learns the models of proxy credentials once, synchronously, and
-// then every ProxyModelRefresh until Close or ctx ends. It is called once,
-// before serving.
+// then every ProxyModelRefresh of the proxy's clock until Close or ctx
+// ends. It is called once, before serving.
 func (p *Proxy) Start(ctx context.Context) {
 	if !p.hasProxyCredentials() || p.stop != nil {
 		return
@@ -372,13 +378,13 @@ func (p *Proxy) Start(ctx context.Context) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		t := time.NewTicker(p.refresh)
+		t := p.clock.NewTicker(p.refresh)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-t.Chan():
 				p.RefreshModels(ctx)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jonboulle/clockwork"
+
 	"github.com/airouter/airouter/domain"
 )
 
@@ -26,7 +28,7 @@ func testPool(t testing.TB, specs ...string) (*Proxy, *pool) {
 		creds = append(creds, c)
 		routes = append(routes, Route{Model: "m", Credential: c.Name})
 	}
-	p, err := New(Deps{Credentials: creds, Routes: routes, MasterKey: "k", Clock: func() time.Time { return testNow }})
+	p, err := New(Deps{Credentials: creds, Routes: routes, MasterKey: "k", Clock: clockwork.NewFakeClockAt(testNow)})
 	if err != nil {
 		t.Fatal(err)
 	}

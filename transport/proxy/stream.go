@@ -119,7 +119,7 @@ func (p *Proxy) finishStream(w http.ResponseWriter, r *http.Request, rq *request
 		_, _ = w.Write(streamErrorEvent(rq.ep))
 		_ = http.NewResponseController(w).Flush()
 	}
-	hp.cand.charge(p.now().Unix(), usage.counts.tokens())
+	hp.cand.charge(p.clock.Now().Unix(), usage.counts.tokens())
 	p.report(rq, hp, len(rq.hops), false)
 }
 

@@ -1,13 +1,12 @@
 package proxy
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // A chat stream that ends before any content (the role-only first delta,
@@ -62,32 +61,23 @@ func TestContentlessChunks(t *testing.T) {
 
 // A reasoning model may send its role chunk and then think, silently, for
 // longer than the time budget: the stream has started and is not cut; the
-// client gets it whole once the content comes.
+// client gets it whole once the content comes. The role chunk stops the
+// budget's timer; the clock then moves well past the budget before the
+// content comes.
 func TestTimeBudgetStopsAtTheFirstChunkEvenWithoutContent(t *testing.T) {
-	const budget = 40 * time.Millisecond
+	const budget = 5 * time.Second
 	role := sse(`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`)
 	evs := []string{role, chunk("thought it through"), "data: [DONE]\n\n"}
-	up := handlerServer(t, func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.ReadAll(r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		_, _ = io.WriteString(w, evs[0])
-		_ = rc.Flush()
-		select { // silent thinking, past the budget
-		case <-time.After(4 * budget):
-		case <-r.Context().Done():
-			return
-		}
-		for _, ev := range evs[1:] {
-			_, _ = io.WriteString(w, ev)
-			_ = rc.Flush()
-		}
-	})
-	f := newFixture(t, []Credential{credAt("a", up.URL)}, routesFor("gpt-4o", "a"), func(d *Deps) {
-		d.Clock = nil // the budget runs on the real clock
-	})
+	thought := make(chan struct{}) // silent thinking after the role chunk
+	up := newUpstream(t, step{events: evs, gate: thought})
+	f := newFixture(t, []Credential{cred("a", up)}, routesFor("gpt-4o", "a"), nil)
 	f.set.TimeBudget = domain.Duration(budget)
-	resp, body := f.bounded("/v1/chat/completions", streamReq)
+	done := f.send("/v1/chat/completions", streamReq)
+	f.nextTimer() // the attempt's, stopped by the headers
+	testkit.Receive(t, "the role chunk to stop the budget's timer", f.nextTimer().stopped)
+	f.clock.Advance(4 * budget)
+	close(thought)
+	resp, body := f.await(done)
 	if resp.StatusCode != 200 || body != strings.Join(evs, "") {
 		t.Fatalf("status %d body %q, want the whole stream", resp.StatusCode, body)
 	}

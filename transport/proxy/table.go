@@ -296,7 +296,7 @@ func (p *Proxy) Models() []string {
 // Usage returns the requests and tokens counted in the current 60 s window
 // for a credential (model "") or a credential+model pair.
 func (p *Proxy) Usage(credential, model string) (rpm, tpm int) {
-	sec := p.now().Unix()
+	sec := p.clock.Now().Unix()
 	var u *usage
 	if model == "" {
 		c, ok := p.byName[credential]

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // handlerServer is an upstream on 127.0.0.1 running h.
@@ -72,6 +73,63 @@ func (f *fixture) bounded(path, body string) (*http.Response, string) {
 	return f.do(ctx, path, body)
 }
 
+// reply is the answer to a request sent with send, its body read, or the
+// error that ended it.
+type reply struct {
+	resp *http.Response
+	body string
+	err  error
+}
+
+// send posts body to path with the master key in the background, so that
+// the test can move the fake clock while the proxy works on the request;
+// await takes the answer. testkit.Context bounds the request, so a proxy
+// that never answers fails the test instead of hanging it.
+func (f *fixture) send(path, body string) <-chan reply {
+	f.t.Helper()
+	ctx := testkit.Context(f.t)
+	ch := make(chan reply, 1)
+	go func() {
+		var r reply
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.srv.URL+path, strings.NewReader(body))
+		if err == nil {
+			req.Header.Set("Authorization", "Bearer "+masterKey)
+			req.Header.Set("Content-Type", "application/json")
+			r.resp, err = f.srv.Client().Do(req)
+		}
+		if err == nil {
+			var b []byte
+			b, err = io.ReadAll(r.resp.Body)
+			_ = r.resp.Body.Close()
+			r.body = string(b)
+		}
+		r.err = err
+		ch <- r
+	}()
+	return ch
+}
+
+// await returns the answer to a request sent with send.
+func (f *fixture) await(ch <-chan reply) (*http.Response, string) {
+	f.t.Helper()
+	r := testkit.Receive(f.t, "the proxy's answer", ch)
+	if r.err != nil {
+		f.t.Fatalf("request: %v", r.err)
+	}
+	return r.resp, r.body
+}
+
+// notYet fails the test if the request sent with send has its answer
+// already.
+func notYet(t *testing.T, ch <-chan reply) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		t.Fatalf("answered before the clock moved: %v %q (error %v)", r.resp, r.body, r.err)
+	default:
+	}
+}
+
 func waitSignal(t *testing.T, ch chan struct{}, what string) {
 	t.Helper()
 	select {
@@ -92,6 +150,7 @@ func TestRequestTimeoutBoundsANonStreamedBody(t *testing.T) {
 		b := newUpstream(t)
 		f := newFixture(t, []Credential{credAt("a", a.URL), cred("b", b)}, routesFor("gpt-4o", "a", "b"), func(d *Deps) {
 			d.RequestTimeout = timeout
+			d.Clock = nil // request_timeout cuts a real connection on the real clock
 		})
 		start := time.Now()
 		resp, body := f.bounded("/v1/chat/completions", chatReq)
@@ -115,6 +174,7 @@ func TestRequestTimeoutBoundsANonStreamedBody(t *testing.T) {
 		a := handlerServer(t, stalledBody(canceled))
 		f := newFixture(t, []Credential{credAt("a", a.URL)}, routesFor("gpt-4o", "a"), func(d *Deps) {
 			d.RequestTimeout = timeout
+			d.Clock = nil
 		})
 		start := time.Now()
 		resp, body := f.bounded("/v1/chat/completions", chatReq)
@@ -140,6 +200,7 @@ func TestRequestTimeoutDoesNotCutAStartedStream(t *testing.T) {
 	up := handlerServer(t, slowEvents(evs, 25*time.Millisecond))
 	f := newFixture(t, []Credential{credAt("a", up.URL)}, routesFor("gpt-4o", "a"), func(d *Deps) {
 		d.RequestTimeout = timeout
+		d.Clock = nil // the stream's gaps and the timeout are real time
 	})
 	start := time.Now()
 	resp, body := f.bounded("/v1/chat/completions", streamReq)
@@ -156,21 +217,26 @@ func TestRequestTimeoutDoesNotCutAStartedStream(t *testing.T) {
 }
 
 // time_budget bounds the request up to the first byte sent: it never cuts
-// a stream that has started.
+// a stream that has started. The stream's first event stops the budget's
+// timer; the clock then moves well past the budget before the rest of the
+// stream comes.
 func TestTimeBudgetDoesNotCutAStartedStream(t *testing.T) {
-	const budget = 50 * time.Millisecond
+	const budget = 5 * time.Second
 	evs := manyChunks(6)
-	up := handlerServer(t, slowEvents(evs, 25*time.Millisecond))
-	f := newFixture(t, []Credential{credAt("a", up.URL)}, routesFor("gpt-4o", "a"), func(d *Deps) {
-		d.Clock = nil // the budget runs on the real clock
-	})
+	rest := make(chan struct{})
+	up := newUpstream(t, step{events: evs, gate: rest})
+	f := newFixture(t, []Credential{cred("a", up)}, routesFor("gpt-4o", "a"), nil)
 	f.set.TimeBudget = domain.Duration(budget)
-	start := time.Now()
-	resp, body := f.bounded("/v1/chat/completions", streamReq)
-	took := time.Since(start)
-	if took < 2*budget {
-		t.Fatalf("the stream took only %v; it must outlast the %v budget for this test to mean anything", took, budget)
+	done := f.send("/v1/chat/completions", streamReq)
+	f.nextTimer() // the attempt's, stopped by the headers
+	first := f.nextTimer()
+	if first.d != budget {
+		t.Fatalf("the wait for the first event is armed for %v, want the %v budget", first.d, budget)
 	}
+	testkit.Receive(t, "the first event to stop the budget's timer", first.stopped)
+	f.clock.Advance(10 * budget)
+	close(rest)
+	resp, body := f.await(done)
 	if resp.StatusCode != 200 || body != strings.Join(evs, "") {
 		t.Fatalf("status %d body %q, want the whole stream", resp.StatusCode, body)
 	}
@@ -183,21 +249,21 @@ func TestTimeBudgetDoesNotCutAStartedStream(t *testing.T) {
 // sends its headers and a keep-alive but no event within the budget ends in
 // 504, and nothing of its stream reaches the client.
 func TestTimeBudgetBoundsTheWaitForTheFirstEvent(t *testing.T) {
-	const budget = 60 * time.Millisecond
+	const budget = 5 * time.Second
 	a := newUpstream(t, step{events: []string{": keep-alive\n\n", chunk("too late")}, gate: make(chan struct{})})
 	b := newUpstream(t)
-	f := newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), func(d *Deps) {
-		d.Clock = nil
-	})
+	f := newFixture(t, []Credential{cred("a", a), cred("b", b)}, routesFor("gpt-4o", "a", "b"), nil)
 	f.set.TimeBudget = domain.Duration(budget)
-	start := time.Now()
-	resp, body := f.bounded("/v1/chat/completions", streamReq)
-	took := time.Since(start)
+	done := f.send("/v1/chat/completions", streamReq)
+	f.nextTimer() // the attempt's, stopped by the headers
+	if first := f.nextTimer(); first.d != budget {
+		t.Fatalf("the wait for the first event is armed for %v, want the %v budget", first.d, budget)
+	}
+	notYet(t, done)
+	f.clock.Advance(budget)
+	resp, body := f.await(done)
 	if resp.StatusCode != http.StatusGatewayTimeout {
 		t.Fatalf("status %d body %q, want 504", resp.StatusCode, body)
-	}
-	if took < budget || took > budget+time.Second {
-		t.Errorf("took %v, want about the %v budget", took, budget)
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		t.Errorf("content type %q: the stream's headers reached the client", ct)
