@@ -87,7 +87,7 @@ type Deps struct {
 	// /health shows only those counters. Nil shows every counter.
 	Watched func(credential string, status int) bool
 	// LogStatus reports the event log's state; nil reports nothing but the
-	// applied sequence.
+	// applied sequence, and /health is then never "degraded".
 	LogStatus func() LogStatus
 	// DefaultSettings are the failover settings from config, in force
 	// until an operator changes them.
@@ -126,6 +126,9 @@ type Traffic interface {
 	// Learned lists, by credential, the models proxy credentials learned
 	// from their upstream.
 	Learned() map[string][]string
+	// Unkept counts, by kind ("pools", "pairs"), what the proxy's bounds
+	// on client-chosen model names served without keeping.
+	Unkept() map[string]uint64
 }
 
 // API serves the operators' surface. It is safe for concurrent use.
@@ -141,10 +144,12 @@ type API struct {
 	publish   func(ctx context.Context, ev domain.Event) (uint64, error)
 	watched   func(credential string, status int) bool
 	logStatus func() LogStatus
+	noLog     bool // LogStatus was nil: no log state to judge
 	defaults  domain.FallbackSettings
 	master    [sha256.Size]byte
 	registry  *prometheus.Registry
 	metrics   *Metrics
+	labels    *modelLabels
 	log       hclog.Logger
 	now       func() time.Time
 	newID     func() string
@@ -183,6 +188,7 @@ func New(d Deps) (*API, error) {
 		a.byName[c.Name] = c
 	}
 	if a.logStatus == nil {
+		a.noLog = true
 		a.logStatus = func() LogStatus { return LogStatus{} }
 	}
 	if a.log == nil {
@@ -201,7 +207,8 @@ func New(d Deps) (*API, error) {
 	if a.registry == nil {
 		a.registry = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(a.registry)
+	a.labels = newModelLabels(a.configured)
+	m, err := newMetrics(a.registry, a.labels)
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +279,13 @@ func (a *API) usage(credential, model string) (rpm, tpm int) {
 		return 0, 0
 	}
 	return a.traffic.Usage(credential, model)
+}
+
+func (a *API) unkept() map[string]uint64 {
+	if a.traffic == nil {
+		return nil
+	}
+	return a.traffic.Unkept()
 }
 
 func (a *API) rejects() map[string]uint64 {

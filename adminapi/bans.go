@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,12 +58,21 @@ func (a *API) ban(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := a.byName[cred]; !ok {
+	c, ok := a.byName[cred]
+	if !ok {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("unknown credential %q", cred)}
 	}
 	model := strings.TrimSpace(req.Model)
+	if err := domain.CheckModelName(model); err != nil {
+		return badRequest("model %s", err)
+	}
 	if model == "" {
 		model = domain.AllModels
+	}
+	if !a.serves(c, model) {
+		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf(
+			"credential %q does not serve model %q: the model is not configured for it, not learned from its upstream and not named in the log for it",
+			cred, redact.N(model, 64))}
 	}
 
 	a.writeMu.Lock()
@@ -88,6 +98,26 @@ func (a *API) ban(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// serves reports whether an admin ban may name model on credential c: the
+// wildcard, a proxy credential (it relays whatever its upstream serves, and
+// may learn more), a configured pair, a model its upstream taught it, or a
+// pair the log names (a model it was asked for, or one holding a ban). So
+// bans cannot add metric series and /health entries for names nothing uses.
+func (a *API) serves(c Credential, model string) bool {
+	if model == domain.AllModels || c.Type == domain.CredentialProxy {
+		return true
+	}
+	for _, p := range a.configured {
+		if p.Credential == c.Name && p.Model == model {
+			return true
+		}
+	}
+	if a.traffic != nil && slices.Contains(a.traffic.Learned()[c.Name], model) {
+		return true
+	}
+	return a.current().Named(domain.Key{Credential: c.Name, Model: model})
+}
+
 // unban handles POST /api/unban: it publishes a ban.lifted event by an
 // admin and answers, once it is applied, with how many active bans it
 // lifted (as this replica saw them just before). It is idempotent.
@@ -101,6 +131,9 @@ func (a *API) unban(w http.ResponseWriter, r *http.Request) error {
 		return badRequest("credential is required")
 	}
 	model := strings.TrimSpace(req.Model)
+	if err := domain.CheckModelName(model); err != nil {
+		return badRequest("model %s", err)
+	}
 
 	a.writeMu.Lock()
 	defer a.writeMu.Unlock()

@@ -41,6 +41,12 @@ var (
 		"Candidates selection skipped, by reason (banned, cooling_down, benched, rate_limited).", []string{"reason"}, nil)
 	descFailed = prometheus.NewDesc("airouter_log_publish_failures_total",
 		"Outcome publishes that failed or timed out.", nil, nil)
+	descLabelOverflow = prometheus.NewDesc("airouter_metric_model_labels_overflow_total",
+		"Counts recorded under model=\"other\" because more model names than the label limit were seen.", nil, nil)
+	descUnkept = prometheus.NewDesc("airouter_client_models_unkept_total",
+		"Client-chosen model names the proxy served past its bounds without keeping: pools (requests) and pairs (rate windows).", []string{"kind"}, nil)
+	descPairsOmitted = prometheus.NewDesc("airouter_pairs_omitted",
+		"Pairs only the log names that /health and the per-pair gauges leave out (their usage is summed under model=\"other\").", nil, nil)
 )
 
 // collector is the prometheus.Collector of the scrape-time gauges.
@@ -52,6 +58,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descCredBanned, descCredRPM, descCredTPM, descModelRPM, descModelTPM, descBansActive,
 		descCooldowns, descBenched, descApplied, descLag, descSkipped,
 		descConnected, descPublished, descDropped, descFailed, descRejected,
+		descLabelOverflow, descPairsOmitted, descUnkept,
 	} {
 		ch <- d
 	}
@@ -83,13 +90,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(descCredTPM, prometheus.GaugeValue, float64(tpm), cr.Name)
 	}
 	cooling := 0
-	for _, p := range a.knownPairs(snap) {
+	shown, omitted := a.knownPairs(snap, now)
+	for _, p := range shown {
 		if a.byName[p.Credential].Type != domain.CredentialProxy {
 			rpm, tpm := a.usage(p.Credential, p.Model)
 			emit(descModelRPM, prometheus.GaugeValue, float64(rpm), p.Credential, p.Model)
 			emit(descModelTPM, prometheus.GaugeValue, float64(tpm), p.Credential, p.Model)
 		}
 	}
+	c.emitOmitted(emit, omitted)
 	for _, k := range snap.Pairs() {
 		if snap.Pair(k, now).CooldownUntil != nil {
 			cooling++
@@ -121,5 +130,32 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(descFailed, prometheus.CounterValue, float64(l.Failed))
 	for reason, n := range a.rejects() {
 		emit(descRejected, prometheus.CounterValue, float64(n), reason)
+	}
+	emit(descLabelOverflow, prometheus.CounterValue, float64(a.labels.overflow.Load()))
+	for kind, n := range a.unkept() {
+		emit(descUnkept, prometheus.CounterValue, float64(n), kind)
+	}
+}
+
+// emitOmitted counts the pairs left out past maxLogPairs and sums their
+// usage per credential under model="other".
+func (c *collector) emitOmitted(emit func(*prometheus.Desc, prometheus.ValueType, float64, ...string), omitted []domain.Key) {
+	emit(descPairsOmitted, prometheus.GaugeValue, float64(len(omitted)))
+	sums := map[string][2]int{}
+	var order []string
+	for _, k := range omitted {
+		if c.a.byName[k.Credential].Type == domain.CredentialProxy {
+			continue
+		}
+		rpm, tpm := c.a.usage(k.Credential, k.Model)
+		s, ok := sums[k.Credential]
+		if !ok {
+			order = append(order, k.Credential)
+		}
+		sums[k.Credential] = [2]int{s[0] + rpm, s[1] + tpm}
+	}
+	for _, cred := range order {
+		emit(descModelRPM, prometheus.GaugeValue, float64(sums[cred][0]), cred, otherModel)
+		emit(descModelTPM, prometheus.GaugeValue, float64(sums[cred][1]), cred, otherModel)
 	}
 }

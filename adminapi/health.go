@@ -18,7 +18,10 @@ import (
 type Health struct {
 	// Status is "healthy" while some credential is usable (a known pair
 	// of it is not banned, or it has no known pair and no ban), else
-	// "unhealthy", answered with 503.
+	// "unhealthy", answered with 503. A usable router whose event log is
+	// down (Log.Connected false, Log.LastError the cause) is "degraded",
+	// answered with 200: it routes on its last snapshot, but outcomes only
+	// queue and admin changes are refused until the log is back.
 	Status string `json:"status"`
 	// Time is the moment the document was judged at; the dashboard counts
 	// the time left on bans from it.
@@ -34,7 +37,10 @@ type Health struct {
 	Credentials      map[string]CredentialHealth      `json:"credentials"`
 	Models           map[string]ModelHealth           `json:"models"`
 	BenchedModels    map[string]projections.BenchView `json:"benched_models"`
-	Log              LogHealth                        `json:"log"`
+	// ModelsOmitted counts the pairs only the log names that Models
+	// leaves out, past maxLogPairs of them (see knownPairs).
+	ModelsOmitted int       `json:"models_omitted,omitempty"`
+	Log           LogHealth `json:"log"`
 }
 
 // CredentialHealth is one credential in /health. The ban fields describe
@@ -94,12 +100,19 @@ type LogHealth struct {
 	LastError   string              `json:"last_error,omitempty"`
 }
 
+// Health statuses.
+const (
+	StatusHealthy   = "healthy"
+	StatusDegraded  = "degraded"
+	StatusUnhealthy = "unhealthy"
+)
+
 // serveHealth answers /health, with 503 when no credential is usable. It
 // needs no key, so load balancers and probes can read it.
 func (a *API) serveHealth(w http.ResponseWriter, _ *http.Request) {
 	h := a.Health()
 	status := http.StatusOK
-	if h.Status != "healthy" {
+	if h.Status == StatusUnhealthy {
 		status = http.StatusServiceUnavailable
 	}
 	writeJSON(w, status, h)
@@ -142,7 +155,15 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 	// none is, even though credentials_available counts only credentials
 	// without any ban.
 	pairsOf, openPairs := map[string]int{}, map[string]int{}
-	for _, p := range a.knownPairs(snap) {
+	shown, omitted := a.knownPairs(snap, now)
+	h.ModelsOmitted = len(omitted)
+	for _, k := range omitted {
+		pairsOf[k.Credential]++
+		if !snap.Pair(k, now).Banned {
+			openPairs[k.Credential]++
+		}
+	}
+	for _, p := range shown {
 		c := a.byName[p.Credential]
 		pv := snap.Pair(p.Key(), now)
 		m := ModelHealth{
@@ -172,37 +193,55 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			h.Credentials[p.Credential] = ch
 		}
 	}
-	h.Status = "unhealthy"
+	h.Status = StatusUnhealthy
 	for _, c := range a.creds {
 		if openPairs[c.Name] > 0 || (pairsOf[c.Name] == 0 && !h.Credentials[c.Name].IsBanned) {
-			h.Status = "healthy"
+			h.Status = StatusHealthy
 			break
 		}
+	}
+	if h.Status == StatusHealthy && !h.Log.Connected && !a.noLog {
+		h.Status = StatusDegraded
 	}
 	return h
 }
 
 // knownPairs are the configured and learned pairs, then the pairs the log
-// names, of configured credentials only, each once, sorted.
-func (a *API) knownPairs(snap *projections.Snapshot) []Pair {
+// names, of configured credentials only, each once, sorted. Of the pairs
+// only the log names, maxLogPairs are shown: those holding a ban of their
+// own or a cooldown at now first, then the rest by credential and model;
+// the others are omitted (in that order).
+func (a *API) knownPairs(snap *projections.Snapshot, now time.Time) (shown []Pair, omitted []domain.Key) {
 	seen := map[domain.Key]bool{}
-	var out []Pair
-	add := func(p Pair) {
-		k := p.Key()
-		if _, ok := a.byName[p.Credential]; !ok || seen[k] || p.Model == "" || p.Model == domain.AllModels {
-			return
-		}
-		seen[k] = true
-		out = append(out, p)
+	usable := func(k domain.Key) bool {
+		_, ok := a.byName[k.Credential]
+		return ok && !seen[k] && k.Model != "" && k.Model != domain.AllModels
 	}
 	for _, p := range a.servedPairs() {
-		add(p)
+		if usable(p.Key()) {
+			seen[p.Key()] = true
+			shown = append(shown, p)
+		}
 	}
+	var held, rest []domain.Key
 	for _, k := range snap.Pairs() {
-		add(Pair{Credential: k.Credential, Model: k.Model})
+		if !usable(k) {
+			continue
+		}
+		seen[k] = true
+		if pv := snap.Pair(k, now); (pv.Banned && pv.BanModel == k.Model) || pv.CooldownUntil != nil {
+			held = append(held, k)
+		} else {
+			rest = append(rest, k)
+		}
 	}
-	slices.SortFunc(out, func(x, y Pair) int { return x.Key().Compare(y.Key()) })
-	return out
+	logPairs := append(held, rest...)
+	n := min(len(logPairs), maxLogPairs)
+	for _, k := range logPairs[:n] {
+		shown = append(shown, Pair{Credential: k.Credential, Model: k.Model})
+	}
+	slices.SortFunc(shown, func(x, y Pair) int { return x.Key().Compare(y.Key()) })
+	return shown, logPairs[n:]
 }
 
 // watchedCounts keeps the counters of the codes Fail2Ban watches for the

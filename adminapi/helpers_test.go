@@ -98,6 +98,12 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
+	return newRigEdit(t, nil)
+}
+
+// newRigEdit is newRig with edit changing the deps before New.
+func newRigEdit(t testing.TB, edit func(*Deps)) *rig {
+	t.Helper()
 	ctx := testkit.Context(t)
 	l, err := eventlog.Open(ctx, eventlog.Options{StoreDir: t.TempDir(), Storage: eventlog.StorageMemory, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
@@ -119,7 +125,7 @@ func newRig(t testing.TB) *rig {
 			{Credential: "claude-1"}:                  {1, 120},
 		},
 	}
-	api, err := New(Deps{
+	d := Deps{
 		MasterKey:       masterKey,
 		Credentials:     testCreds,
 		ConfiguredPairs: testPairs,
@@ -134,7 +140,11 @@ func newRig(t testing.TB) *rig {
 		Logger: hclog.New(&hclog.LoggerOptions{Output: r.logs, Level: hclog.Debug, JSONFormat: true}),
 		Clock:  r.clock.Now,
 		NewID:  func() string { return fmt.Sprintf("admin-test/%d", r.ids.Add(1)) },
-	})
+	}
+	if edit != nil {
+		edit(&d)
+	}
+	api, err := New(d)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -172,6 +182,9 @@ func (r *rig) Learned() map[string][]string {
 	}
 	return out
 }
+
+// Unkept are the proxy's counts past its bounds on client-chosen names.
+func (r *rig) Unkept() map[string]uint64 { return map[string]uint64{"pools": 4, "pairs": 9} }
 
 // Rejections are the proxy's selection counters, as the wiring passes them.
 func (r *rig) Rejections() map[string]uint64 {

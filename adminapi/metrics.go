@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // durationBuckets are the request duration buckets, 21 from 50 ms to 10
@@ -36,10 +38,13 @@ type Metrics struct {
 	benches   *prometheus.CounterVec
 	hops      prometheus.Histogram
 	exhausted *prometheus.CounterVec
+	// labels bounds the model label values (see maxModelLabels).
+	labels *modelLabels
 }
 
-func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
+func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error) {
 	m := &Metrics{
+		labels: labels,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "auto_ai_router_requests_total",
 			Help: "Upstream attempts, retries and fallback hops included; a transport failure counts as 502, a timeout as 408.",
@@ -88,8 +93,23 @@ func newMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // Attempt records one upstream attempt: status is the HTTP status, or 502
 // for a transport failure and 408 for a timeout.
 func (m *Metrics) Attempt(credential, model, endpoint string, status int, took time.Duration) {
-	m.requests.WithLabelValues(credential, model, endpoint, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(credential, m.labels.label(model), endpoint, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(credential, endpoint).Observe(took.Seconds())
+}
+
+// banEnded counts the end of a ban on k. For a model config does not
+// route it deletes the ban's series and counts the unban under
+// model="other": series would otherwise stay for every name ever banned.
+func (m *Metrics) banEnded(k domain.Key) {
+	if k.Model == "" {
+		k.Model = domain.AllModels
+	}
+	if m.labels.routed(k.Model) {
+		m.unbans.WithLabelValues(k.Credential, k.Model).Inc()
+		return
+	}
+	m.unbans.WithLabelValues(k.Credential, otherModel).Inc()
+	m.bans.DeletePartialMatch(prometheus.Labels{"credential": k.Credential, "model": k.Model})
 }
 
 // Request records how many upstream attempts one client request made.

@@ -33,14 +33,14 @@ func (a *API) Observe(ev domain.Event, ch projections.Change, live bool) {
 	case domain.KindCooldownStarted:
 		if ev.Cooldown != nil {
 			cd := ev.Cooldown
-			a.metrics.cooldowns.WithLabelValues(cd.Credential, cd.Model, strconv.Itoa(cd.Status)).Inc()
+			a.metrics.cooldowns.WithLabelValues(cd.Credential, a.labels.label(cd.Model), strconv.Itoa(cd.Status)).Inc()
 			a.log.Debug("Credential cooling down (upstream Retry-After)", "credential", cd.Credential,
 				"model", cd.Model, "status", cd.Status, "until", cd.Until.UTC().Format(time.RFC3339))
 		}
 	case domain.KindModelBenched:
 		if ev.Bench != nil {
 			b := ev.Bench
-			a.metrics.benches.WithLabelValues(b.Model).Inc()
+			a.metrics.benches.WithLabelValues(a.labels.label(b.Model)).Inc()
 			a.log.Warn("Model benched on every credential", "model", b.Model, "failures", b.Failures,
 				"credentials", b.Credentials, "until", b.Until.UTC().Format(time.RFC3339),
 				"reason", redact.String(b.Reason))
@@ -65,10 +65,10 @@ func (a *API) observeBans(ev domain.Event, ch projections.Change) {
 		case projections.BanImposed:
 			a.observeBan(c.Ban)
 		case projections.BanLifted:
-			a.metrics.unbans.WithLabelValues(k.Credential, k.Model).Inc()
+			a.metrics.banEnded(k)
 			lifted = append(lifted, k.Model)
 		case projections.BanExpired:
-			a.metrics.unbans.WithLabelValues(k.Credential, k.Model).Inc()
+			a.metrics.banEnded(k)
 			a.log.Info("Credential unbanned (ban expired)", "credential", k.Credential, "model", k.Model)
 		}
 	}
@@ -82,7 +82,7 @@ func (a *API) observeBan(b domain.Ban) {
 	if model == "" {
 		model = domain.AllModels
 	}
-	a.metrics.bans.WithLabelValues(b.Credential, model, strconv.Itoa(b.ErrorCode)).Inc()
+	a.metrics.bans.WithLabelValues(b.Credential, a.labels.label(model), strconv.Itoa(b.ErrorCode)).Inc()
 	permanent := b.Permanent || b.Until == nil
 	args := []any{"credential", b.Credential, "model", model, "error_code", b.ErrorCode}
 	if b.Origin == domain.OriginAdmin {

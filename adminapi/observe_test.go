@@ -32,6 +32,9 @@ func TestObserveCountsWhatTheFoldLifts(t *testing.T) {
 			MasterKey: masterKey, Snapshot: projections.NewState().Snapshot, WaitFor: func(context.Context, uint64) error { return nil },
 			Publish: func(context.Context, domain.Event) (uint64, error) { return 0, nil },
 			Logger:  hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Debug, JSONFormat: true}),
+			// Routed, so their unbans keep their own label (see
+			// TestALiftedBanOnAModelConfigDoesNotRouteLeavesNoSeries).
+			ConfiguredPairs: []Pair{{Credential: "a", Model: "m1"}, {Credential: "b", Model: "m2"}},
 		})
 		if err != nil {
 			rt.Fatal(err)

@@ -19,16 +19,17 @@ type fileConfig struct {
 }
 
 type fileServer struct {
-	Port             string   `yaml:"port"`
-	MasterKey        string   `yaml:"master_key"`
-	APIKeys          []string `yaml:"api_keys"`
-	MaxBodySizeMB    string   `yaml:"max_body_size_mb"`
-	RequestTimeout   string   `yaml:"request_timeout"`
-	WriteTimeout     string   `yaml:"write_timeout"`
-	IdleTimeout      string   `yaml:"idle_timeout"`
-	LoggingLevel     string   `yaml:"logging_level"`
-	LoggingFormat    string   `yaml:"logging_format"`
-	DefaultModelsRPM string   `yaml:"default_models_rpm"`
+	Port              string   `yaml:"port"`
+	MasterKey         string   `yaml:"master_key"`
+	APIKeys           []string `yaml:"api_keys"`
+	MaxBodySizeMB     string   `yaml:"max_body_size_mb"`
+	RequestTimeout    string   `yaml:"request_timeout"`
+	ReadHeaderTimeout string   `yaml:"read_header_timeout"`
+	WriteTimeout      string   `yaml:"write_timeout"`
+	IdleTimeout       string   `yaml:"idle_timeout"`
+	LoggingLevel      string   `yaml:"logging_level"`
+	LoggingFormat     string   `yaml:"logging_format"`
+	DefaultModelsRPM  string   `yaml:"default_models_rpm"`
 }
 
 type fileFail2Ban struct {

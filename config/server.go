@@ -10,8 +10,10 @@ const (
 	DefaultPort           = 8080
 	DefaultMaxBodySizeMB  = 100
 	DefaultRequestTimeout = 60 * time.Second
-	DefaultWriteTimeout   = 60 * time.Second
-	DefaultIdleTimeout    = 2 * time.Minute
+	// DefaultReadHeaderTimeout bounds the wait for a request's headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 2 * time.Minute
 )
 
 // maxBodySizeMB bounds max_body_size_mb (1 TiB) so the byte count cannot
@@ -29,11 +31,16 @@ type Server struct {
 	// MaxBodySizeMB bounds a client request body, in MiB (see
 	// MaxBodyBytes).
 	MaxBodySizeMB int `yaml:"max_body_size_mb"`
-	// RequestTimeout bounds each upstream attempt up to its response
-	// headers (and the body of a non-streamed response), and an admin
-	// change's wait for its event to be applied; 0 means no bound on the
-	// attempt (written 0 or -1).
+	// RequestTimeout bounds the read of a client's request body (408),
+	// each upstream attempt up to its response headers (and the body of a
+	// non-streamed response), and an admin change's wait for its event to
+	// be applied; 0 means no bound on the body read or the attempt
+	// (written 0 or -1).
 	RequestTimeout time.Duration `yaml:"request_timeout"`
+	// ReadHeaderTimeout bounds the wait for a client request's headers
+	// (http.Server.ReadHeaderTimeout); 0 means none. The body is bounded
+	// by RequestTimeout.
+	ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
 	// WriteTimeout bounds each write to a client (on the proxied /v1
 	// routes it is renewed before every write); 0 means none.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
@@ -75,6 +82,7 @@ func buildServer(c *checker, f fileServer) Server {
 	} else {
 		s.RequestTimeout = c.duration("server.request_timeout", f.RequestTimeout, DefaultRequestTimeout)
 	}
+	s.ReadHeaderTimeout = c.duration("server.read_header_timeout", f.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	s.WriteTimeout = c.duration("server.write_timeout", f.WriteTimeout, DefaultWriteTimeout)
 	s.IdleTimeout = c.duration("server.idle_timeout", f.IdleTimeout, DefaultIdleTimeout)
 	if s.IdleTimeout == 0 {

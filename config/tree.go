@@ -14,8 +14,10 @@ import (
 // envPrefix marks a value read from the environment: os.environ/VAR.
 const envPrefix = "os.environ/"
 
-// maxNodes bounds alias expansion, so that nested aliases cannot make the
-// loader exhaust memory.
+// maxNodes bounds the nodes aliases expand to (the copies made for *alias
+// and merge keys, not the nodes written in the document), so that nested
+// aliases cannot make the loader exhaust memory while a large document
+// written out plainly (15,000 credentials) still loads.
 const maxNodes = 1 << 17
 
 func fieldPath(path, key string) string {
@@ -40,22 +42,31 @@ func keyPath(path, key string) string {
 // an alias stands for inside a list is spliced into it, so `- *common_models`
 // adds the anchored models to the list it is written in.
 type expander struct {
-	nodes  int
-	active map[*yaml.Node]bool
+	// nodes counts the nodes copied through aliases; inAlias is how many
+	// aliases the node being copied is inside.
+	nodes   int
+	inAlias int
+	active  map[*yaml.Node]bool
 }
 
 func (x *expander) copy(n *yaml.Node, path string) (*yaml.Node, error) {
-	x.nodes++
-	if x.nodes > maxNodes {
-		return nil, fmt.Errorf("the document expands to more than %d nodes through aliases", maxNodes)
-	}
 	if n.Kind == yaml.AliasNode {
 		if x.active[n.Alias] {
 			return nil, fmt.Errorf("%s: alias *%s refers to a node that contains it", orRoot(path), n.Value)
 		}
 		x.active[n.Alias] = true
-		defer delete(x.active, n.Alias)
+		x.inAlias++
+		defer func() {
+			delete(x.active, n.Alias)
+			x.inAlias--
+		}()
 		return x.copy(n.Alias, path)
+	}
+	if x.inAlias > 0 {
+		x.nodes++
+		if x.nodes > maxNodes {
+			return nil, fmt.Errorf("the document expands to more than %d nodes through aliases", maxNodes)
+		}
 	}
 	c := *n
 	c.Content = nil

@@ -131,3 +131,22 @@ func TestEnvIsReadOnlyForOsEnviron(t *testing.T) {
 		t.Errorf("APIKey = %q, alias = %q", cfg.Credentials[0].APIKey, cfg.ModelAlias["x"])
 	}
 }
+
+// TestManyPlainCredentialsLoad: the alias limit counts only the nodes
+// aliases expand to, so a large document written out plainly (15,000
+// credentials, more than maxNodes nodes, no alias) loads.
+func TestManyPlainCredentialsLoad(t *testing.T) {
+	const n = 15000
+	var b strings.Builder
+	b.WriteString("server:\n  master_key: sk-SECRET-master\ncredentials:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - name: c%d\n    type: openai\n    api_key: sk-SECRET-%d\n    base_url: http://c%d.example\n", i, i, i)
+	}
+	cfg, err := config.Parse([]byte(b.String()), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if len(cfg.Credentials) != n {
+		t.Errorf("credentials = %d, want %d", len(cfg.Credentials), n)
+	}
+}

@@ -51,21 +51,21 @@ const (
 	publishTimeout = 5 * time.Second
 )
 
-// Log is what the engine needs from the event log: a synchronous,
-// de-duplicated (by the event's ID) publish of a decision, returning its
-// log position (eventlog.Log.PublishControl).
+// Log is what the engine needs from the event log.
 type Log interface {
+	// PublishControl is a synchronous publish de-duplicated by the event's
+	// ID, returning its log position (eventlog.Log.PublishControl); the
+	// expiry sweep's ban.lifted events go through it.
 	PublishControl(ctx context.Context, ev domain.Event) (uint64, error)
+	// PublishDecision publishes a decision made on the outcome at log
+	// sequence cause, unless the log already holds an event on the
+	// decision's subject (the pair's bans or cooldowns, the model's
+	// benches) stored after cause: that is the same decision, published
+	// by another replica or before a restart, however long ago. stored
+	// reports whether this call stored it; at most one publish per cause
+	// and subject stores (eventlog.Log.PublishDecision).
+	PublishDecision(ctx context.Context, ev domain.Event, cause uint64) (seq uint64, stored bool, err error)
 }
-
-// ReplicaHorizon is the Config.Horizon for routers that share a log with
-// other replicas, given the log's de-duplication window. A decision
-// published later than that window after its cause could be stored twice
-// (a second replica deciding the same ban after the first copy left the
-// window), so a replica that far behind leaves the decision to the
-// replicas that are not. Half the window leaves the other half for the
-// decision to wait in the queue, be published and be retried.
-func ReplicaHorizon(dedupWindow time.Duration) time.Duration { return dedupWindow / 2 }
 
 // Config is everything the engine needs, given once to New.
 type Config struct {
@@ -74,8 +74,8 @@ type Config struct {
 	// Snapshot returns the current projection snapshot
 	// (projections.Live.Load); the expiry sweep reads its bans. Required.
 	Snapshot func() *projections.Snapshot
-	// Clock is the engine's time: the horizon and the failure log rate
-	// read it and it makes the expiry sweep's ticker. Required:
+	// Clock is the engine's time: the failure log rate reads it and it
+	// makes the expiry sweep's ticker. Required:
 	// clockwork.NewRealClock() in production. The bounds on one publish
 	// are wall-clock deadlines: they guard against a stuck network.
 	Clock clockwork.Clock
@@ -85,10 +85,6 @@ type Config struct {
 	// Outcomes at or below it were decided before, so replaying them
 	// decides nothing again: replay has no side effects.
 	BootSeq uint64
-	// Horizon, when positive, is how old an outcome may be, by Clock, and
-	// still be decided on (see ReplicaHorizon). Zero decides on every live
-	// outcome: a router alone on its log has no replica to leave it to.
-	Horizon time.Duration
 	// Observe, when set, sees every applied event, what it changed in the
 	// ban table, and whether it is live (newer than the log at start), for
 	// metrics and log lines. It runs on the writer goroutine before the
@@ -118,16 +114,16 @@ type Engine struct {
 	clock      clockwork.Clock
 	policy     domain.BanPolicy
 	bootSeq    uint64
-	horizon    time.Duration
 	observe    func(ev domain.Event, ch projections.Change, live bool)
 	ckpt       *Checkpointer
 	logger     hclog.Logger
 	sweepEvery time.Duration
 	ckptEvery  uint64
 
-	decisions chan domain.Event
+	decisions chan decision
 	dropped   atomic.Uint64
 	failed    atomic.Uint64
+	decided   atomic.Uint64
 
 	// sinceCkpt counts the events applied since the last checkpoint
 	// (writer goroutine only).
@@ -166,7 +162,6 @@ func New(c Config) (*Engine, error) {
 		clock:      c.Clock,
 		policy:     c.Policy,
 		bootSeq:    c.BootSeq,
-		horizon:    c.Horizon,
 		observe:    c.Observe,
 		ckpt:       c.Checkpoints,
 		logger:     c.Logger,
@@ -186,21 +181,34 @@ func New(c Config) (*Engine, error) {
 	if queue == 0 {
 		queue = DefaultQueue
 	}
-	e.decisions = make(chan domain.Event, queue)
+	e.decisions = make(chan decision, queue)
 	return e, nil
+}
+
+// decision is a queued decision and the log sequence of the outcome it was
+// made on.
+type decision struct {
+	ev    domain.Event
+	cause uint64
 }
 
 // AfterApply is installed as projections.Live.AfterApply: it runs on the
 // writer goroutine right after ev is folded into s, and never blocks.
+//
+// Every live outcome is decided on, however old: one that reached the log
+// late (held by the proxy's publisher through an outage, or folded by a
+// replica far behind) decides what it calls for, with its own time. The
+// log's PublishDecision keeps that to one stored copy across replicas, also
+// past the log's de-duplication window.
 func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projections.Change) {
 	live := ev.Seq > e.bootSeq
 	if e.observe != nil {
 		e.observe(ev, ch, live)
 	}
-	if ev.Kind == domain.KindOutcomeRecorded && live && e.fresh(ev) {
+	if ev.Kind == domain.KindOutcomeRecorded && live {
 		for _, d := range domain.Decide(e.policy, ev, s.Facts(ev)) {
 			select {
-			case e.decisions <- d:
+			case e.decisions <- decision{ev: d, cause: ev.Seq}:
 			default:
 				// A dropped ban is not lost for good: the pair's counter
 				// stays at or past the threshold, so its next failure with
@@ -224,11 +232,6 @@ func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projection
 			}
 		}
 	}
-}
-
-// fresh reports whether an outcome is recent enough to decide on.
-func (e *Engine) fresh(ev domain.Event) bool {
-	return e.horizon <= 0 || e.clock.Since(ev.At) <= e.horizon
 }
 
 // Start publishes queued decisions, and every sweep the expiry of bans the
@@ -257,10 +260,10 @@ func (e *Engine) run(ctx context.Context, tick <-chan time.Time) {
 		case <-ctx.Done():
 			return
 		case d := <-e.decisions:
-			e.publish(ctx, d)
+			e.publishDecision(ctx, d)
 		case <-tick:
 			for _, d := range e.snapshot().ExpiredBans(e.clock.Now()) {
-				e.publish(ctx, d)
+				e.publishExpiry(ctx, d)
 			}
 		}
 	}
@@ -289,15 +292,39 @@ func (e *Engine) Dropped() uint64 { return e.dropped.Load() }
 // Failed is how many publishes of a decision or expiry failed.
 func (e *Engine) Failed() uint64 { return e.failed.Load() }
 
-func (e *Engine) publish(ctx context.Context, d domain.Event) {
+// AlreadyDecided is how many decisions this engine did not store because
+// the log held them already (published by another replica, or before).
+func (e *Engine) AlreadyDecided() uint64 { return e.decided.Load() }
+
+func (e *Engine) publishDecision(ctx context.Context, d decision) {
+	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	defer cancel()
+	seq, stored, err := e.log.PublishDecision(pctx, d.ev, d.cause)
+	switch {
+	case err != nil:
+		e.publishFailed(d.ev, err)
+	case !stored:
+		e.decided.Add(1)
+		e.logger.Debug("decision already in the log", "kind", d.ev.Kind, "id", d.ev.ID,
+			"cause_seq", d.cause, "seq", seq)
+	}
+}
+
+func (e *Engine) publishExpiry(ctx context.Context, d domain.Event) {
 	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
 	if _, err := e.log.PublishControl(pctx, d); err != nil {
-		n := e.failed.Add(1)
-		if now := e.clock.Now(); now.Sub(e.lastFailLog) >= FailLogEvery {
-			e.lastFailLog = now
-			e.logger.Error("publishing a decision failed", "kind", d.Kind, "id", d.ID,
-				"failed_total", n, "error", err)
-		}
+		e.publishFailed(d, err)
+	}
+}
+
+// publishFailed counts a failed publish and logs it at most once per
+// FailLogEvery.
+func (e *Engine) publishFailed(d domain.Event, err error) {
+	n := e.failed.Add(1)
+	if now := e.clock.Now(); now.Sub(e.lastFailLog) >= FailLogEvery {
+		e.lastFailLog = now
+		e.logger.Error("publishing a decision failed", "kind", d.Kind, "id", d.ID,
+			"failed_total", n, "error", err)
 	}
 }

@@ -81,24 +81,6 @@ func TestObserveGetsWhatTheEventChanged(t *testing.T) {
 	}
 }
 
-// With a horizon, an outcome older than it by the engine's clock is left
-// to the replicas that are not that far behind.
-func TestTheHorizonSkipsStaleOutcomes(t *testing.T) {
-	r := newRig(t, func(c *Config) {
-		c.Policy.Default.MaxAttempts = 1
-		c.Horizon = 5 * time.Second
-	})
-	r.clock.Advance(time.Minute)
-	r.apply(failure(0, "cred-a", "gpt-test"))
-	if n := r.engine.Queued(); n != 0 {
-		t.Fatalf("an outcome a minute old queued %d decisions", n)
-	}
-	r.apply(failure(time.Minute-5*time.Second, "cred-b", "gpt-test"))
-	if n := r.engine.Queued(); n != 1 {
-		t.Fatalf("an outcome at the horizon queued %d decisions, want 1", n)
-	}
-}
-
 // A full queue drops the decision, counts it and says so; the writer never
 // waits.
 func TestAFullQueueDropsAndCounts(t *testing.T) {

@@ -17,10 +17,12 @@ import (
 // t0 is the moment the test logs start.
 var t0 = time.Date(2026, 9, 21, 10, 0, 0, 0, time.UTC)
 
-// memLog is an in-memory Log: it records every publish and signals each
-// attempt on attempts. With hold set, a publish waits for a value on
+// memLog is an in-memory Log, one sequence for the outcomes a rig applies
+// and the events the engines publish: it records every publish and signals
+// each attempt on attempts. With hold set, a publish waits for a value on
 // release before it returns, so a test can act while the engine is inside
-// a publish.
+// a publish. PublishDecision keeps the log's rule: nothing is stored when
+// an event on the decision's subject was stored after its cause.
 type memLog struct {
 	fail     error
 	hold     bool
@@ -28,19 +30,65 @@ type memLog struct {
 	release  chan struct{}
 
 	mu        sync.Mutex
+	seq       uint64
 	published []domain.Event
+	causes    []uint64 // of every PublishDecision, in order
 }
 
 func newMemLog() *memLog {
 	return &memLog{attempts: make(chan domain.Event, 64), release: make(chan struct{})}
 }
 
-func (l *memLog) PublishControl(ctx context.Context, ev domain.Event) (uint64, error) {
+// append takes the next sequence for an outcome the consumer will apply.
+func (l *memLog) append() uint64 {
 	l.mu.Lock()
-	if l.fail == nil {
+	defer l.mu.Unlock()
+	l.seq++
+	return l.seq
+}
+
+func (l *memLog) PublishControl(ctx context.Context, ev domain.Event) (uint64, error) {
+	seq, _, err := l.publish(ctx, ev, nil)
+	return seq, err
+}
+
+func (l *memLog) PublishDecision(ctx context.Context, ev domain.Event, cause uint64) (uint64, bool, error) {
+	return l.publish(ctx, ev, &cause)
+}
+
+// subject is what the log's subjects tell apart: the kind and the pair or
+// model.
+func subject(ev domain.Event) string {
+	switch {
+	case ev.Ban != nil:
+		return "ban." + ev.Ban.Credential + "." + ev.Ban.Model
+	case ev.Cooldown != nil:
+		return "cooldown." + ev.Cooldown.Credential + "." + ev.Cooldown.Model
+	case ev.Bench != nil:
+		return "bench." + ev.Bench.Model
+	case ev.Unban != nil:
+		return "unban." + ev.Unban.Credential + "." + ev.Unban.Model
+	}
+	return string(ev.Kind)
+}
+
+func (l *memLog) publish(ctx context.Context, ev domain.Event, cause *uint64) (uint64, bool, error) {
+	l.mu.Lock()
+	var seq uint64
+	stored := false
+	if cause != nil {
+		l.causes = append(l.causes, *cause)
+		for _, p := range l.published {
+			if subject(p) == subject(ev) && p.Seq > *cause {
+				seq = p.Seq
+			}
+		}
+	}
+	if l.fail == nil && seq == 0 {
+		l.seq++
+		ev.Seq, seq, stored = l.seq, l.seq, true
 		l.published = append(l.published, ev)
 	}
-	n := uint64(len(l.published))
 	l.mu.Unlock()
 	select {
 	case l.attempts <- ev:
@@ -52,7 +100,7 @@ func (l *memLog) PublishControl(ctx context.Context, ev domain.Event) (uint64, e
 		case <-ctx.Done():
 		}
 	}
-	return n, l.fail
+	return seq, stored, l.fail
 }
 
 // next returns the next publish attempt.
@@ -115,13 +163,18 @@ type rig struct {
 	log    *memLog
 	clock  *clockwork.FakeClock
 	engine *Engine
-	seq    uint64
 }
 
 // newRig builds a rig; edit adjusts the config before New.
 func newRig(t *testing.T, edit func(*Config)) *rig {
 	t.Helper()
-	r := &rig{live: projections.NewLive(nil), log: newMemLog(), clock: clockwork.NewFakeClockAt(t0)}
+	return newRigOn(t, newMemLog(), edit)
+}
+
+// newRigOn is newRig on a log shared with other rigs: replicas of one log.
+func newRigOn(t *testing.T, log *memLog, edit func(*Config)) *rig {
+	t.Helper()
+	r := &rig{live: projections.NewLive(nil), log: log, clock: clockwork.NewFakeClockAt(t0)}
 	c := Config{Log: r.log, Snapshot: r.live.Load, Clock: r.clock, Policy: threeStrikes()}
 	if edit != nil {
 		edit(&c)
@@ -138,8 +191,15 @@ func newRig(t *testing.T, edit func(*Config)) *rig {
 
 // apply folds ev as the next message of the log, as the consumer does.
 func (r *rig) apply(ev domain.Event) domain.Event {
-	r.seq++
-	ev.Seq = r.seq
+	ev.Seq = r.log.append()
+	r.live.Apply(ev, 0)
+	return ev
+}
+
+// applyAt folds ev as the log's message seq, as the consumer does with a
+// message it reads.
+func (r *rig) applyAt(seq uint64, ev domain.Event) domain.Event {
+	ev.Seq = seq
 	r.live.Apply(ev, 0)
 	return ev
 }

@@ -182,6 +182,13 @@ func (s *Snapshot) Pairs() []domain.Key {
 	return out
 }
 
+// Named reports whether the log has named the pair (an outcome, a ban or
+// a cooldown on it), without listing every pair.
+func (s *Snapshot) Named(key domain.Key) bool {
+	c := s.creds[key.Credential]
+	return c != nil && c.pairs[key.Model] != nil
+}
+
 // Credentials lists every credential the log has named, sorted.
 func (s *Snapshot) Credentials() []string { return sortedKeys(s.creds) }
 

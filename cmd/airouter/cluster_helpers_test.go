@@ -102,7 +102,7 @@ func (c *natsCluster) options(n *natsNode) *server.Options {
 			routes = append(routes, &url.URL{Scheme: "nats", Host: fmt.Sprintf("127.0.0.1:%d", o.clusterPort)})
 		}
 	}
-	return &server.Options{
+	o := &server.Options{
 		ServerName:             n.name,
 		Host:                   "127.0.0.1",
 		Port:                   n.clientPort,
@@ -120,6 +120,12 @@ func (c *natsCluster) options(n *natsNode) *server.Options {
 		},
 		Routes: routes,
 	}
+	if len(c.nodes) == 1 {
+		// One node is a plain JetStream server: a cluster of one would
+		// wait for peers.
+		o.Cluster, o.Routes = server.ClusterOpts{}, nil
+	}
+	return o
 }
 
 // start starts node i (again) on its ports and store directory; it does
@@ -174,6 +180,12 @@ func (c *natsCluster) stopAll() {
 // on peers it has current statistics of).
 func (c *natsCluster) waitMetaLeader() {
 	c.t.Helper()
+	if len(c.nodes) == 1 {
+		testkit.EventuallyWithin(c.t, clusterWait, "JetStream", func() bool {
+			return c.nodes[0].srv != nil && c.nodes[0].srv.JetStreamEnabled()
+		})
+		return
+	}
 	testkit.EventuallyWithin(c.t, clusterWait, "a JetStream meta leader that knows every node", func() bool {
 		running, leaders, peers := 0, 0, 0
 		for _, n := range c.nodes {
@@ -250,6 +262,25 @@ func startReplicaLogging(t testing.TB, cfg *config.Config, logger hclog.Logger) 
 func blocked(r *running, cred, model string) bool {
 	_, b := r.live.Load().Blocked(cred, model, time.Now())
 	return b
+}
+
+// nameInLog makes the log name cred/model (a cooldown that has already
+// ended, so it holds nothing back), which an admin ban on a model config
+// does not route needs: bans are refused on models a credential does not
+// serve.
+func nameInLog(t testing.TB, r *running, cred, model string) {
+	t.Helper()
+	now := time.Now().UTC()
+	ev := domain.Event{V: domain.SchemaVersion, Kind: domain.KindCooldownStarted,
+		ID: "test-name/" + cred + "/" + model, At: now,
+		Cooldown: &domain.Cooldown{Credential: cred, Model: model, Status: 429, Until: now.Add(-time.Second)}}
+	seq, err := r.log.PublishControl(t.Context(), ev)
+	if err == nil {
+		err = r.live.WaitFor(t.Context(), seq)
+	}
+	if err != nil {
+		t.Fatalf("name %s/%s in the log: %v", cred, model, err)
+	}
 }
 
 // failures is r's count of the pair's failures with code.

@@ -123,6 +123,7 @@ func TestClusterLateAndRestartedReplicasCatchUpBeforeReady(t *testing.T) {
 	a := startReplica(t, "A", cfg)
 	banMany := func(from, to int) {
 		for i := from; i < to; i++ {
+			nameInLog(t, a, "cred-a", fmt.Sprintf("m-%d", i))
 			status, _, body := a.do(t, "POST", "/api/ban", testMasterKey,
 				map[string]any{"credential": "cred-a", "model": fmt.Sprintf("m-%d", i), "ttl": "1h"})
 			if status != 200 {
@@ -274,7 +275,7 @@ func TestClusterFullOutageHoldsOutcomesAndFlushesThem(t *testing.T) {
 		}
 	}
 	// An admin change cannot be recorded now; the API says so at once.
-	status, _, body := a.do(t, "POST", "/api/ban", testMasterKey, map[string]any{"credential": "cred-b", "model": "x"})
+	status, _, body := a.do(t, "POST", "/api/ban", testMasterKey, map[string]any{"credential": "cred-b", "model": "gpt-test"})
 	if status != http.StatusServiceUnavailable {
 		t.Fatalf("ban during the outage = %d %s", status, body)
 	}
@@ -304,6 +305,7 @@ type convergence struct {
 // snapshot blocks the pair.
 func banAndWait(t testing.TB, from, to *running, cred, model string) convergence {
 	t.Helper()
+	nameInLog(t, from, cred, model)
 	seen := make(chan time.Time, 1)
 	next := to.live.Load().Seq() + 1
 	start := time.Now()

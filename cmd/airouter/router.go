@@ -133,9 +133,6 @@ func (rt *router) installEngine() error {
 		Checkpoints: rt.ckpt,
 		Logger:      rt.logger.Named("policy"),
 	}
-	if !rt.cfg.Events.Embedded() {
-		dc.Horizon = decisions.ReplicaHorizon(eventlog.DuplicateWindow)
-	}
 	e, err := decisions.New(dc)
 	if err != nil {
 		return err
@@ -211,7 +208,7 @@ func (rt *router) httpServer() *http.Server {
 	s := rt.cfg.Server
 	return &http.Server{
 		Handler:           rt.handler(),
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: s.ReadHeaderTimeout,
 		WriteTimeout:      s.WriteTimeout,
 		IdleTimeout:       s.IdleTimeout,
 		ErrorLog:          rt.logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),

@@ -124,17 +124,17 @@ func TestConsumeSplitsOutcomeBatches(t *testing.T) {
 		return b
 	}
 	batchData := bytes.Join([][]byte{line(0), line(16), []byte(`{"v":1,"kind":`), line(32), nil}, []byte("\n"))
-	if _, err := l.conn.js.Publish(ctx, Subject(outcomeEvent(0)), batchData); err != nil {
+	if _, err := l.conn.cur().js.Publish(ctx, Subject(outcomeEvent(0)), batchData); err != nil {
 		t.Fatal(err)
 	}
 	pretty := []byte("{\n  \"v\": 1,\n  \"kind\": \"ban.imposed\",\n  \"id\": \"manual-1\",\n  \"at\": \"2026-11-29T12:00:00Z\",\n" +
 		"  \"ban\": {\"credential\": \"a\", \"model\": \"gpt\", \"origin\": \"admin\", \"error_code\": 0,\n" +
 		"    \"since\": \"2026-11-29T12:00:00Z\", \"permanent\": true}\n}\n")
-	if _, err := l.conn.js.Publish(ctx, pairSubject("ban.", "a", "gpt"), pretty); err != nil {
+	if _, err := l.conn.cur().js.Publish(ctx, pairSubject("ban.", "a", "gpt"), pretty); err != nil {
 		t.Fatal(err)
 	}
 	// A message with no event in it still takes a position.
-	if _, err := l.conn.js.Publish(ctx, Subject(outcomeEvent(1)), []byte("\n \n")); err != nil {
+	if _, err := l.conn.cur().js.Publish(ctx, Subject(outcomeEvent(1)), []byte("\n \n")); err != nil {
 		t.Fatal(err)
 	}
 

@@ -101,7 +101,7 @@ func BenchmarkRawPublishAsync(b *testing.B) {
 	for i := range b.N {
 		it := items[i%len(items)]
 		for {
-			_, err := l.conn.js.PublishAsync(it.subject, it.data)
+			_, err := l.conn.cur().js.PublishAsync(it.subject, it.data)
 			if err == nil {
 				break
 			}
@@ -110,7 +110,7 @@ func BenchmarkRawPublishAsync(b *testing.B) {
 			}
 		}
 	}
-	<-l.conn.js.PublishAsyncComplete()
+	<-l.conn.cur().js.PublishAsyncComplete()
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "stored/s")
 }
 
@@ -225,7 +225,7 @@ func rawReplay(b *testing.B, l *Log, decode bool) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	oc, err := l.conn.js.OrderedConsumer(context.Background(), EventsStream, jetstream.OrderedConsumerConfig{})
+	oc, err := l.conn.cur().js.OrderedConsumer(context.Background(), EventsStream, jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,13 +30,13 @@ type Checkpoint struct {
 
 // saveCheckpoint stores data as the checkpoint at seq (Log.SaveCheckpoint).
 func (c *conn) saveCheckpoint(ctx context.Context, seq uint64, data []byte) error {
-	if limit := c.nc.MaxPayload() - checkpointOverhead; int64(len(data)) > limit {
+	if limit := c.cur().nc.MaxPayload() - checkpointOverhead; int64(len(data)) > limit {
 		return fmt.Errorf("save checkpoint at seq %d: %d bytes exceed the %d-byte message limit", seq, len(data), limit)
 	}
 	msg := nats.NewMsg(CheckpointsSubject)
 	msg.Header.Set(CheckpointSeqHeader, strconv.FormatUint(seq, 10))
 	msg.Data = data
-	if _, err := c.js.PublishMsg(ctx, msg); err != nil {
+	if _, err := c.cur().js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("save checkpoint at seq %d: %w", seq, err)
 	}
 	return nil
@@ -44,7 +44,7 @@ func (c *conn) saveCheckpoint(ctx context.Context, seq uint64, data []byte) erro
 
 // loadCheckpoint returns the latest checkpoint (Log.LoadCheckpoint).
 func (c *conn) loadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok bool, err error) {
-	m, err := c.ckpts.GetLastMsgForSubject(ctx, CheckpointsSubject)
+	m, err := c.cur().ckpts.GetLastMsgForSubject(ctx, CheckpointsSubject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil, false, nil
 	}
@@ -62,17 +62,17 @@ func (c *conn) loadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok 
 // checkpoints returns every stored checkpoint, oldest first
 // (Reader.Checkpoints); none when there is no checkpoints stream.
 func (c *conn) checkpoints(ctx context.Context) ([]Checkpoint, error) {
-	if c.ckpts == nil {
+	if c.cur().ckpts == nil {
 		return nil, nil
 	}
-	info, err := c.ckpts.Info(ctx)
+	info, err := c.cur().ckpts.Info(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read %s state: %w", CheckpointsStream, err)
 	}
 	st := info.State
 	var out []Checkpoint
 	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
-		m, err := c.ckpts.GetMsg(ctx, seq)
+		m, err := c.cur().ckpts.GetMsg(ctx, seq)
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
 			continue
 		}

@@ -37,7 +37,7 @@ func TestCheckpointsSurviveRestartAndKeepTheLatest(t *testing.T) {
 	if err != nil || !ok || seq != 30 || !bytes.Equal(data, []byte{30}) {
 		t.Fatalf("LoadCheckpoint = %d, %v, %v, %v; want 30, [30]", seq, data, ok, err)
 	}
-	info, err := l.conn.ckpts.Info(context.Background())
+	info, err := l.conn.cur().ckpts.Info(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

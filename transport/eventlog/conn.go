@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/airouter/airouter/redact"
@@ -36,15 +37,20 @@ type conn struct {
 	lock    *dirLock       // nil unless this process owns a file store
 	tempDir string         // a private directory removed on teardown, or ""
 	srv     *server.Server // the embedded server, nil when external
-	nc      *nats.Conn
-	js      jetstream.JetStream
-	events  jetstream.Stream
-	ckpts   jetstream.Stream // nil for a Reader of a log without checkpoints
-	ncDone  chan struct{}    // closed when nc is closed
+	ncDone  chan struct{}  // closed when the last connection is closed by close or teardown
+
+	// The current session: the client connection, its JetStream context and
+	// the two streams. A connection the client library closed by itself is
+	// replaced by a new session (redial.go); users load it for each use.
+	sess atomic.Pointer[session]
+	redial
 }
 
 func newConn(log hclog.Logger, errs *lastError, natsURL string) *conn {
-	return &conn{log: log, errs: errs, external: natsURL != "", ncDone: make(chan struct{})}
+	c := &conn{log: log, errs: errs, external: natsURL != "", ncDone: make(chan struct{})}
+	c.sess.Store(&session{})
+	c.quit = make(chan struct{})
+	return c
 }
 
 // openLog starts the embedded server (or checks that none is wanted),
@@ -66,18 +72,18 @@ func (c *conn) openLog(ctx context.Context, o Options, js ...jetstream.JetStream
 	if err := c.newJetStream(js...); err != nil {
 		return err
 	}
-	if _, err := c.js.AccountInfo(ctx); err != nil {
+	if _, err := c.cur().js.AccountInfo(ctx); err != nil {
 		return fmt.Errorf("check jetstream is available: %w", err)
 	}
 	var err error
-	if c.events, err = c.ensureStream(ctx, eventsConfig(o)); err != nil {
+	if c.cur().events, err = c.ensureStream(ctx, eventsConfig(o)); err != nil {
 		return err
 	}
-	if c.ckpts, err = c.ensureStream(ctx, checkpointsConfig(o)); err != nil {
+	if c.cur().ckpts, err = c.ensureStream(ctx, checkpointsConfig(o)); err != nil {
 		return err
 	}
 	c.log.Info("event log open", "stream", EventsStream, "storage", o.Storage,
-		"external", c.external, "last_seq", c.events.CachedInfo().State.LastSeq)
+		"external", c.external, "last_seq", c.cur().events.CachedInfo().State.LastSeq)
 	return nil
 }
 
@@ -110,10 +116,31 @@ func (c *conn) startEmbedded(ctx context.Context, o Options) error {
 // connect opens the client connection under name: in-process to the
 // embedded server, or to the external servers at url.
 func (c *conn) connect(name, url, credsFile string) error {
+	if !c.external {
+		url = ""
+	}
+	c.name, c.url, c.creds = name, url, credsFile
+	nc, err := c.dial()
+	if err != nil {
+		if c.external {
+			return fmt.Errorf("connect to nats %s: %w", redact.URLs(url), err)
+		}
+		return fmt.Errorf("connect to the embedded nats-server: %w", err)
+	}
+	c.cur().nc = nc
+	return nil
+}
+
+// dial opens one client connection with the log's handlers. The client
+// reconnects by itself forever after a lost connection (an outage only
+// delays events); a connection it closes for good (a protocol error the
+// server answered with -ERR) is replaced by redial.
+func (c *conn) dial() (*nats.Conn, error) {
 	log := c.log
 	nopts := []nats.Option{
-		nats.Name(name),
-		nats.ClosedHandler(func(*nats.Conn) { close(c.ncDone) }),
+		nats.Name(c.name),
+		nats.MaxReconnects(-1),
+		nats.ClosedHandler(c.closed),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
 				c.errs.set(fmt.Errorf("nats disconnected: %w", err))
@@ -129,33 +156,25 @@ func (c *conn) connect(name, url, credsFile string) error {
 		}),
 	}
 	if c.external {
-		// Reconnect forever: an outage only delays events.
-		nopts = append(nopts, nats.MaxReconnects(-1),
-			nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut))
-		if credsFile != "" {
-			nopts = append(nopts, nats.UserCredentials(credsFile))
+		nopts = append(nopts, nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut))
+		if c.creds != "" {
+			nopts = append(nopts, nats.UserCredentials(c.creds))
 		}
 	} else {
-		url = ""
-		nopts = append(nopts, nats.InProcessServer(c.srv))
+		// In-process: a reconnect costs nothing, so do not wait the
+		// library's 2 s between tries.
+		nopts = append(nopts, nats.InProcessServer(c.srv), nats.ReconnectWait(inProcessReconnectWait))
 	}
-	nc, err := nats.Connect(url, nopts...)
-	if err != nil {
-		if c.external {
-			return fmt.Errorf("connect to nats %s: %w", redact.URLs(url), err)
-		}
-		return fmt.Errorf("connect to the embedded nats-server: %w", err)
-	}
-	c.nc = nc
-	return nil
+	return nats.Connect(c.url, nopts...)
 }
 
 func (c *conn) newJetStream(opts ...jetstream.JetStreamOpt) error {
-	js, err := jetstream.New(c.nc, opts...)
+	c.jsOpts = opts
+	js, err := jetstream.New(c.cur().nc, opts...)
 	if err != nil {
 		return fmt.Errorf("create jetstream context: %w", err)
 	}
-	c.js = js
+	c.cur().js = js
 	return nil
 }
 
@@ -164,29 +183,40 @@ func (c *conn) newJetStream(opts ...jetstream.JetStreamOpt) error {
 var errUnreachable = errors.New("the event log is unreachable (not connected to NATS)")
 
 // reconnecting reports whether the connection is down and the client is
-// trying to get it back; requests made now would wait for their timeout.
-// A closed connection is not reconnecting: requests fail at once, saying
-// it is closed.
+// trying to get it back (or redial is replacing a connection the client
+// closed); requests made now would wait for their timeout. A connection
+// closed by close or teardown is not reconnecting: requests fail at once,
+// saying it is closed.
 func (c *conn) reconnecting() bool {
-	return c.nc != nil && (c.nc.IsReconnecting() || c.nc.Status() == nats.CONNECTING)
+	nc := c.cur().nc
+	return nc != nil && (nc.IsReconnecting() || nc.Status() == nats.CONNECTING ||
+		(nc.IsClosed() && !c.closing.Load()))
 }
 
 // connected reports whether the client is connected now.
-func (c *conn) connected() bool { return c.nc != nil && c.nc.IsConnected() }
+func (c *conn) connected() bool {
+	nc := c.cur().nc
+	return nc != nil && nc.IsConnected()
+}
 
 // close drains the connection (until ctx is done, then closes it) and
 // tears down the rest. Drain closes a connection that is reconnecting, and
 // says so; during an outage there is nothing to drain, and that is no
-// error.
+// error; a connection the client closed by itself has nothing to drain
+// either.
 func (c *conn) close(ctx context.Context) error {
+	c.stopRedial()
 	var errs []error
-	if err := c.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionReconnecting) {
-		errs = append(errs, fmt.Errorf("drain nats connection: %w", err))
-	}
-	select {
-	case <-c.ncDone:
-	case <-ctx.Done():
-		c.nc.Close()
+	nc := c.cur().nc
+	if !nc.IsClosed() {
+		if err := nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionReconnecting) {
+			errs = append(errs, fmt.Errorf("drain nats connection: %w", err))
+		}
+		select {
+		case <-c.ncDone:
+		case <-ctx.Done():
+			nc.Close()
+		}
 	}
 	return errors.Join(append(errs, c.teardown())...)
 }
@@ -195,9 +225,10 @@ func (c *conn) close(ctx context.Context) error {
 // the store lock and the private directory; it is safe on a partly opened
 // conn.
 func (c *conn) teardown() error {
+	c.stopRedial()
 	var errs []error
-	if c.nc != nil && !c.nc.IsClosed() {
-		c.nc.Close()
+	if nc := c.cur().nc; nc != nil && !nc.IsClosed() {
+		nc.Close()
 	}
 	if c.srv != nil {
 		c.srv.Shutdown()

@@ -103,7 +103,7 @@ func (cs *consumers) consume(ctx context.Context, cfg jetstream.OrderedConsumerC
 	if cs.closing.Load() {
 		return nil, errors.New("consume events: the event log is closed")
 	}
-	oc, err := cs.conn.js.OrderedConsumer(ctx, EventsStream, cfg)
+	oc, err := cs.conn.cur().js.OrderedConsumer(ctx, EventsStream, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("create ordered consumer on %s: %w", EventsStream, err)
 	}

@@ -100,7 +100,7 @@ func TestConsumeFromSequence(t *testing.T) {
 	}
 
 	// Starting before the oldest stored event (expired) starts at it.
-	if err := l.conn.events.Purge(testkit.Context(t), jetstream.WithPurgeSequence(9)); err != nil {
+	if err := l.conn.cur().events.Purge(testkit.Context(t), jetstream.WithPurgeSequence(9)); err != nil {
 		t.Fatal(err)
 	}
 	ch2 := make(chan domain.Event, 10)

@@ -50,7 +50,7 @@ func (c *consumer) consumeOpts() []jetstream.PullConsumeOpt {
 
 // watch runs the stall check; the log's ticker calls it once a second.
 func (cs *consumers) watch() {
-	if cs.conn.js == nil || cs.conn.events == nil || !cs.streamUp() {
+	if cs.conn.cur().js == nil || cs.conn.cur().events == nil || !cs.streamUp() {
 		return // reconnecting is the client's job; the check resumes after
 	}
 	cs.mu.Lock()
@@ -72,7 +72,7 @@ func (cs *consumers) watch() {
 		}
 		if !known {
 			ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
-			info, err := cs.conn.events.Info(ctx)
+			info, err := cs.conn.cur().events.Info(ctx)
 			cancel()
 			if err != nil {
 				return
@@ -118,7 +118,7 @@ func (c *consumer) restart() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), restartTimeout)
 	defer cancel()
-	oc, err := c.set.conn.js.OrderedConsumer(ctx, EventsStream, cfg)
+	oc, err := c.set.conn.cur().js.OrderedConsumer(ctx, EventsStream, cfg)
 	if err != nil {
 		c.consumeErr(nil, fmt.Errorf("replace a stalled consumer at seq %d: %w", from, err))
 		return
@@ -141,4 +141,29 @@ func (c *consumer) restart() {
 	// Stopping the old one waits for the client's own re-creation attempt
 	// to end (up to its 10 s timeout); nothing waits for that.
 	go old.Stop()
+}
+
+// replaceAll re-creates every running consumer from where it was, after
+// the connection was replaced (redial.go): the old ones died with it.
+func (cs *consumers) replaceAll() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closing.Load() {
+		return
+	}
+	for c := range cs.running {
+		if c.restarting.CompareAndSwap(false, true) {
+			c.behind.Store(0)
+			cs.restarts.Add(1)
+			go c.restart()
+		}
+	}
+}
+
+// close makes Consume and Follow refuse and stops replacements from
+// starting; under mu, so replaceAll adds none after it.
+func (cs *consumers) close() {
+	cs.mu.Lock()
+	cs.closing.Store(true)
+	cs.mu.Unlock()
 }

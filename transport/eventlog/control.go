@@ -27,33 +27,45 @@ const errCodeDuplicateInProcess jetstream.ErrorCode = 10158
 // publishControl publishes ev synchronously, deduplicated on its ID
 // (Log.PublishControl).
 func (p *publisher) publishControl(ctx context.Context, ev domain.Event) (uint64, error) {
+	seq, _, err := p.publishOnce(ctx, ev, nil)
+	return seq, err
+}
+
+// publishDecision publishes ev unless the stream holds an event on ev's
+// subject after cause (Log.PublishDecision).
+func (p *publisher) publishDecision(ctx context.Context, ev domain.Event, cause uint64) (uint64, bool, error) {
+	return p.publishOnce(ctx, ev, &cause)
+}
+
+// publishOnce publishes ev synchronously with Nats-Msg-Id set to its ID,
+// retrying transient failures. With a cause, each attempt first reads the
+// last event on ev's subject: one after cause means the decision was
+// published already (by a replica, or by this one before), and nothing is
+// stored; otherwise the publish expects that event to still be the last
+// (Nats-Expected-Last-Subject-Sequence), so a copy stored in between makes
+// the server refuse it, and the next attempt reads again. It reports the
+// event's sequence (the one found, for a decision already made) and
+// whether this call stored it.
+func (p *publisher) publishOnce(ctx context.Context, ev domain.Event, cause *uint64) (uint64, bool, error) {
 	if ev.ID == "" {
-		return 0, fmt.Errorf("publish %s event: the event has no ID to deduplicate on", ev.Kind)
+		return 0, false, fmt.Errorf("publish %s event: the event has no ID to deduplicate on", ev.Kind)
 	}
 	it, err := encodeItem(ev)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	it.subject = Subject(ev)
 	backoff := controlFirstBackoff
 	var last error
 	for attempt := 1; attempt <= controlAttempts; attempt++ {
-		// While disconnected a publish would wait in the client's buffer
-		// until its timeout; fail the attempt at once instead, so a
-		// caller learns of an outage in under a second.
-		err := errUnreachable
-		if !p.conn.reconnecting() {
-			actx, cancel := context.WithTimeout(ctx, controlAttemptTimeout)
-			var ack *jetstream.PubAck
-			ack, err = p.conn.js.Publish(actx, it.subject, it.data, jetstream.WithMsgID(ev.ID))
-			cancel()
-			if err == nil {
-				return ack.Sequence, nil
-			}
+		var seq uint64
+		var stored bool
+		seq, stored, err = p.controlAttempt(ctx, it, ev.ID, cause)
+		if err == nil {
+			return seq, stored, nil
 		}
 		last = err
-		var apiErr *jetstream.APIError
-		if (errors.As(err, &apiErr) && apiErr.ErrorCode != errCodeDuplicateInProcess) || ctx.Err() != nil || attempt == controlAttempts {
+		if !retryable(err) || ctx.Err() != nil || attempt == controlAttempts {
 			break // the server said no, or no time is left
 		}
 		t := time.NewTimer(backoff)
@@ -66,5 +78,62 @@ func (p *publisher) publishControl(ctx context.Context, ev domain.Event) (uint64
 	}
 	err = fmt.Errorf("publish %s event %q on %s: %w", ev.Kind, ev.ID, it.subject, last)
 	p.errs.set(err)
-	return 0, err
+	return 0, false, err
+}
+
+// controlAttempt is one attempt of publishOnce. While disconnected a
+// publish would wait in the client's buffer until its timeout; it fails at
+// once instead, so a caller learns of an outage in under a second.
+func (p *publisher) controlAttempt(ctx context.Context, it pubItem, id string, cause *uint64) (uint64, bool, error) {
+	if p.conn.reconnecting() {
+		return 0, false, errUnreachable
+	}
+	actx, cancel := context.WithTimeout(ctx, controlAttemptTimeout)
+	defer cancel()
+	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
+	if cause != nil {
+		lastSeq, err := p.lastOnSubject(actx, it.subject)
+		if err != nil {
+			return 0, false, err
+		}
+		if lastSeq > *cause {
+			return lastSeq, false, nil
+		}
+		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(lastSeq))
+	}
+	ack, err := p.conn.cur().js.Publish(actx, it.subject, it.data, opts...)
+	if err != nil {
+		return 0, false, err
+	}
+	return ack.Sequence, !ack.Duplicate, nil
+}
+
+// lastOnSubject is the stream sequence of the last event stored on
+// subject, 0 when there is none (never was, or aged out).
+func (p *publisher) lastOnSubject(ctx context.Context, subject string) (uint64, error) {
+	m, err := p.conn.cur().events.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the last event on %s: %w", subject, err)
+	}
+	return m.Sequence, nil
+}
+
+// retryable reports whether a failed control attempt is worth another: a
+// transport failure, a duplicate still being stored, or a guarded publish
+// that found another event stored since it read the subject; not any
+// other refusal by the server.
+func retryable(err error) bool {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) {
+		return true
+	}
+	switch apiErr.ErrorCode {
+	case errCodeDuplicateInProcess, jetstream.JSErrCodeStreamWrongLastSequence,
+		jetstream.JSErrCodeStreamWrongLastSequenceConstant:
+		return true
+	}
+	return false
 }

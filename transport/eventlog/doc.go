@@ -4,8 +4,9 @@
 // cooldown, bench and settings change is written to, and a small
 // AIROUTER_CHECKPOINTS stream that carries projection state past the event
 // stream's retention. The request path calls Publish, which never blocks;
-// control decisions call PublishControl, which is synchronous, retried and
-// deduplicated; projections read with Consume. Operators' tools read with a
+// admin changes and expiries call PublishControl, which is synchronous,
+// retried and deduplicated, and the decision engine PublishDecision, which
+// also stores a decision only once per cause; projections read with Consume. Operators' tools read with a
 // Reader (OpenReader), which opens the streams that exist, on a NATS URL or
 // a private copy of a store directory, and cannot publish.
 //
@@ -28,7 +29,13 @@
 // of a credential-wide ban is therefore the token "~2A"; there is no special
 // name for it, so no model name can collide with it. The empty string (an
 // unban that lifts every ban of a credential) is the token "~", which no
-// other string escapes to. The payload is the JSON of domain.Event; on an
+// other string escapes to. A token is at most MaxTokenLen (96) bytes: an
+// escaped name longer than that is shortened to its first bytes (never
+// cutting an escape), the marker "~~" and 16 upper-case hex digits of the
+// SHA-256 of the whole name, so subjects stay far below the server's
+// control-line limit (4 KiB) whatever a credential or model is called.
+// UnescapeToken refuses such a token (ErrShortenedToken): the full name is
+// only in the event. The payload is the JSON of domain.Event; on an
 // outcome subject it may be several, one a line (JSON Lines, see batch.go),
 // all of the subject's pair. Apart from that split, the subject only helps
 // filtering and is never needed to decode an event.
@@ -52,10 +59,16 @@
 // never retried, except "no responders" (nobody stored it), which is sent
 // again once the stream answers. While NATS is unreachable the publisher
 // holds events in its queue rather than in the client, and sends them when
-// it is back (see outage.go). Control events are at-least-once:
+// it is back (see outage.go). The client reconnects forever, to the
+// embedded server too; a connection it closes for good is replaced by a new
+// one, and the consumers resume on it (see redial.go). Control events are at-least-once:
 // PublishControl sets Nats-Msg-Id to the event's ID and retries, and the
 // stream's duplicate window (DuplicateWindow) collapses retries and
 // identical decisions made by several replicas into one message.
+// PublishDecision holds beyond that window: it stores a decision only when
+// no event on its subject was stored after the outcome it was decided on,
+// and publishes with Nats-Expected-Last-Subject-Sequence so that racing
+// copies store one (see control.go).
 //
 // # Consuming
 //

@@ -52,6 +52,7 @@ func openIdle(ctx context.Context, opts Options) (*Log, error) {
 		return nil, errors.Join(err, l.conn.teardown())
 	}
 	l.cons = newConsumers(l.conn, l.log, l.errs, l.pub.writable)
+	l.conn.onRedial = l.cons.replaceAll
 	l.tick = startTicker(checkInterval, func() {
 		l.pub.reporter.tick()
 		l.cons.watch()
@@ -83,6 +84,22 @@ func (l *Log) Publish(ev domain.Event) bool { return l.pub.publish(ev) }
 // returns the original sequence and publishes nothing.
 func (l *Log) PublishControl(ctx context.Context, ev domain.Event) (uint64, error) {
 	return l.pub.publishControl(ctx, ev)
+}
+
+// PublishDecision publishes a decision the way PublishControl does, unless
+// the stream already holds an event on the decision's subject (its pair's
+// bans, cooldowns, or its model's benches) stored after cause, the stream
+// sequence of the outcome the decision was made on. Every replica folds
+// the log in one order and decides the same thing at the same position, so
+// such an event is that decision published before (by another replica, or
+// an admin acting on the pair since), however long ago: the guard holds
+// beyond DuplicateWindow. The publish itself expects the subject's last
+// event to be the one read (Nats-Expected-Last-Subject-Sequence), so of two
+// replicas publishing at once one stores it and the other reads it again
+// and stops. It returns the sequence of the event stored, or of the one
+// found, and whether this call stored it.
+func (l *Log) PublishDecision(ctx context.Context, ev domain.Event, cause uint64) (seq uint64, stored bool, err error) {
+	return l.pub.publishDecision(ctx, ev, cause)
 }
 
 // Flush waits until every event queued before the call has been
@@ -162,7 +179,7 @@ func (l *Log) Close(ctx context.Context) error {
 }
 
 func (l *Log) close(ctx context.Context) error {
-	l.cons.closing.Store(true)
+	l.cons.close()
 	l.pub.stop(ctx)
 	l.cons.stopAll()
 	l.tick.stop()

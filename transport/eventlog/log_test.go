@@ -137,7 +137,7 @@ func TestStreamLimitsFollowConfigOnEmbeddedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	l = openTest(t, Options{StoreDir: dir, MaxBytes: 32 << 20, MaxAge: 3600e9})
-	info, err := l.conn.events.Info(testkit.Context(t))
+	info, err := l.conn.cur().events.Info(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestStreamLimitsFollowConfigOnEmbeddedServer(t *testing.T) {
 // max_bytes -1 means no size limit on the events stream, not the default.
 func TestUnlimitedMaxBytes(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir(), MaxBytes: -1})
-	info, err := l.conn.events.Info(testkit.Context(t))
+	info, err := l.conn.cur().events.Info(testkit.Context(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func (p *publisher) waitWritable() bool {
 	wait := probeFirst
 	for {
 		switch {
-		case !p.conn.nc.IsConnected():
+		case !p.conn.cur().nc.IsConnected():
 			wait = connectedPoll
 		case p.streamDown.Load():
 			if p.probeStream() {
@@ -80,7 +80,7 @@ func (p *publisher) waitWritable() bool {
 			t.Stop()
 			return false
 		}
-		if p.streamDown.Load() && p.conn.nc.IsConnected() {
+		if p.streamDown.Load() && p.conn.cur().nc.IsConnected() {
 			wait = min(2*wait, probeMax)
 		}
 	}
@@ -100,7 +100,7 @@ func (p *publisher) probeStream() bool {
 		case <-done:
 		}
 	}()
-	if _, err := p.conn.events.Info(ctx); err != nil {
+	if _, err := p.conn.cur().events.Info(ctx); err != nil {
 		return false
 	}
 	if p.streamDown.Swap(false) {

@@ -135,7 +135,7 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
 	ctx := testkit.Context(t)
-	if err := l.conn.js.DeleteStream(ctx, EventsStream); err != nil {
+	if err := l.conn.cur().js.DeleteStream(ctx, EventsStream); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {

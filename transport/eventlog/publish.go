@@ -119,7 +119,7 @@ func (p *publisher) publishAsync(it pubItem) {
 			p.counts.dropped.Add(uint64(it.events))
 			return
 		}
-		_, err := p.conn.js.PublishAsync(it.subject, it.data)
+		_, err := p.conn.cur().js.PublishAsync(it.subject, it.data)
 		if err == nil {
 			return
 		}

@@ -83,7 +83,7 @@ func (p *publisher) start() {
 	if !p.started.CompareAndSwap(false, true) {
 		return
 	}
-	p.batch.maxBytes = batchLimit(p.conn.nc.MaxPayload())
+	p.batch.maxBytes = batchLimit(p.conn.cur().nc.MaxPayload())
 	go p.run()
 }
 
@@ -104,10 +104,10 @@ func (p *publisher) stop(ctx context.Context) {
 	}
 	p.discardQueue()
 	select {
-	case <-p.conn.js.PublishAsyncComplete():
+	case <-p.conn.cur().js.PublishAsyncComplete():
 	case <-ctx.Done():
-		p.log.Warn("giving up on unacknowledged events", "pending", p.conn.js.PublishAsyncPending())
-		p.conn.js.CleanupPublisher()
+		p.log.Warn("giving up on unacknowledged events", "pending", p.conn.cur().js.PublishAsyncPending())
+		p.conn.cur().js.CleanupPublisher()
 	}
 }
 
@@ -213,7 +213,7 @@ func (p *publisher) handleItem(it pubItem) {
 	defer close(it.flushed)
 	for {
 		select {
-		case <-p.conn.js.PublishAsyncComplete():
+		case <-p.conn.cur().js.PublishAsyncComplete():
 		case <-it.ctx.Done():
 			return
 		case <-p.abort:
@@ -237,8 +237,8 @@ func (p *publisher) addStats(s *Stats) {
 	s.Failed = p.counts.failed.Load()
 	s.Rejected = p.counts.rejected.Load()
 	s.Pending = len(p.queue) + int(p.unsent.Load())
-	if p.conn.js != nil {
-		s.InFlight = p.conn.js.PublishAsyncPending()
+	if p.conn.cur().js != nil {
+		s.InFlight = p.conn.cur().js.PublishAsyncPending()
 	}
 	s.Writable = p.writable()
 }

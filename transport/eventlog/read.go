@@ -11,7 +11,7 @@ import (
 // read delivers the stored events from sequence from to to and returns
 // when it is done (Log.Read, Reader.Read).
 func (cs *consumers) read(ctx context.Context, from, to uint64, fn func(ev domain.Event, pending uint64) error) error {
-	info, err := cs.conn.events.Info(ctx)
+	info, err := cs.conn.cur().events.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("read %s state: %w", EventsStream, err)
 	}

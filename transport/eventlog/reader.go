@@ -76,6 +76,7 @@ func OpenReader(ctx context.Context, o ReaderOptions) (*Reader, error) {
 	// A Reader learns nothing about the stream's leader from publishes,
 	// so its stalled consumers are replaced whenever it is connected.
 	r.cons = newConsumers(r.conn, r.log, r.errs, r.conn.connected)
+	r.conn.onRedial = r.cons.replaceAll
 	r.tick = startTicker(checkInterval, r.cons.watch)
 	return r, nil
 }
@@ -99,12 +100,12 @@ func (c *conn) openReader(ctx context.Context, o ReaderOptions) error {
 		where = redact.URLs(o.NatsURL)
 	}
 	var err error
-	if c.events, err = c.js.Stream(ctx, EventsStream); err != nil {
+	if c.cur().events, err = c.cur().js.Stream(ctx, EventsStream); err != nil {
 		return fmt.Errorf("open stream %s in %s: %w", EventsStream, where, err)
 	}
-	c.ckpts, err = c.js.Stream(ctx, CheckpointsStream)
+	c.cur().ckpts, err = c.cur().js.Stream(ctx, CheckpointsStream)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		c.ckpts, err = nil, nil
+		c.cur().ckpts, err = nil, nil
 	}
 	if err != nil {
 		return fmt.Errorf("open stream %s in %s: %w", CheckpointsStream, where, err)
@@ -217,7 +218,7 @@ func (r *Reader) SeqAt(ctx context.Context, t time.Time) (uint64, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, seekTimeout)
 	defer cancel()
-	oc, err := r.conn.js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
+	oc, err := r.conn.cur().js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartTimePolicy,
 		OptStartTime:  &t,
 	})
@@ -257,7 +258,7 @@ func (r *Reader) Stats() Stats {
 // returns the first result.
 func (r *Reader) Close(ctx context.Context) error {
 	r.closeOnce.Do(func() {
-		r.cons.closing.Store(true)
+		r.cons.close()
 		r.cons.stopAll()
 		r.tick.stop()
 		r.cons.restarts.Wait() // no check runs now, so none starts

@@ -170,7 +170,7 @@ func TestOpenReaderRefusesWhatIsNotALog(t *testing.T) {
 	}
 	// A server with JetStream but no airouter stream.
 	other := openTest(t, Options{StoreDir: t.TempDir(), Listen: "127.0.0.1:0"})
-	if err := other.conn.js.DeleteStream(ctx, EventsStream); err != nil {
+	if err := other.conn.cur().js.DeleteStream(ctx, EventsStream); err != nil {
 		t.Fatal(err)
 	}
 	r, err := OpenReader(ctx, ReaderOptions{NatsURL: other.ClientURL()})

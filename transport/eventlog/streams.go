@@ -69,16 +69,16 @@ func (c *conn) ensureStream(ctx context.Context, want jetstream.StreamConfig) (j
 	// Look first: the server checks a create's limits against its reserved
 	// storage before noticing the stream exists, so re-creating an
 	// existing stream can fail with "insufficient storage resources".
-	st, err := c.js.Stream(ctx, want.Name)
+	st, err := c.cur().js.Stream(ctx, want.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		st, err = c.js.CreateStream(ctx, want)
+		st, err = c.cur().js.CreateStream(ctx, want)
 		if err == nil {
 			return st, nil
 		}
 		if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			return nil, fmt.Errorf("create stream %s: %w", want.Name, err)
 		}
-		st, err = c.js.Stream(ctx, want.Name) // another replica created it
+		st, err = c.cur().js.Stream(ctx, want.Name) // another replica created it
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open existing stream %s: %w", want.Name, err)
@@ -107,7 +107,7 @@ func (c *conn) ensureStream(ctx context.Context, want jetstream.StreamConfig) (j
 	upd.MaxAge, upd.MaxBytes, upd.Duplicates = want.MaxAge, want.MaxBytes, want.Duplicates
 	upd.Discard, upd.MaxMsgsPerSubject, upd.MaxMsgs = want.Discard, want.MaxMsgsPerSubject, want.MaxMsgs
 	upd.Replicas = want.Replicas
-	st, err = c.js.UpdateStream(ctx, upd)
+	st, err = c.cur().js.UpdateStream(ctx, upd)
 	if err != nil {
 		return nil, fmt.Errorf("update stream %s limits: %w", want.Name, err)
 	}
@@ -166,7 +166,7 @@ func (c *conn) lastSeq(ctx context.Context) (uint64, error) {
 	if c.reconnecting() {
 		return 0, fmt.Errorf("read %s state: %w", EventsStream, errUnreachable)
 	}
-	info, err := c.events.Info(ctx)
+	info, err := c.cur().events.Info(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("read %s state: %w", EventsStream, err)
 	}
@@ -179,7 +179,7 @@ func (c *conn) bounds(ctx context.Context) (Bounds, error) {
 	if c.reconnecting() {
 		return Bounds{}, fmt.Errorf("read %s state: %w", EventsStream, errUnreachable)
 	}
-	info, err := c.events.Info(ctx)
+	info, err := c.cur().events.Info(ctx)
 	if err != nil {
 		return Bounds{}, fmt.Errorf("read %s state: %w", EventsStream, err)
 	}

@@ -1,6 +1,8 @@
 package eventlog
 
 import (
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -49,9 +51,29 @@ func pairSubject(kind, credential, model string) string {
 
 const hexDigits = "0123456789ABCDEF"
 
-// EscapeToken turns any string into one valid subject token, reversibly:
-// bytes outside '!'..'~', and '.', '*', '>' and '~' become "~XX"; the empty
-// string becomes "~".
+// MaxTokenLen is the longest subject token EscapeToken makes, so a subject
+// stays far below NATS's control-line limit (4 KiB) whatever a credential
+// or model is called: the longest subject, a cooldown's, is under 220
+// bytes.
+const MaxTokenLen = 96
+
+// The parts of a shortened token: a readable prefix of the escaped name,
+// the marker "~~" (never in an escaped token, whose '~' is always followed
+// by two hex digits) and the first hashBytes bytes of the full name's
+// SHA-256 in upper-case hex.
+const (
+	shortMarker = "~~"
+	hashBytes   = 8
+	prefixLen   = MaxTokenLen - len(shortMarker) - 2*hashBytes
+)
+
+// EscapeToken turns any string into one valid subject token of at most
+// MaxTokenLen bytes: bytes outside '!'..'~', and '.', '*', '>' and '~'
+// become "~XX"; the empty string becomes "~". An escaped token longer than
+// MaxTokenLen is shortened to its first bytes (never cutting an escape),
+// "~~" and a hash of the whole name, so distinct names keep distinct
+// tokens; only such a shortened token cannot be unescaped, and the event
+// always carries the full name.
 func EscapeToken(s string) string {
 	if s == "" {
 		return "~"
@@ -62,14 +84,21 @@ func EscapeToken(s string) string {
 			n++
 		}
 	}
-	if n == 0 {
+	if n == 0 && len(s) <= MaxTokenLen {
 		return s
 	}
 	var b strings.Builder
-	b.Grow(len(s) + 2*n)
+	b.Grow(min(len(s)+2*n, MaxTokenLen))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		w := 1
 		if needsEscape(c) {
+			w = 3
+		}
+		if len(s)+2*n > MaxTokenLen && b.Len()+w > prefixLen {
+			return shorten(&b, s)
+		}
+		if w == 3 {
 			b.WriteByte('~')
 			b.WriteByte(hexDigits[c>>4])
 			b.WriteByte(hexDigits[c&0x0F])
@@ -80,14 +109,33 @@ func EscapeToken(s string) string {
 	return b.String()
 }
 
+// shorten ends a token's readable prefix in b with the marker and the hash
+// of the full name s.
+func shorten(b *strings.Builder, s string) string {
+	sum := sha256.Sum256([]byte(s))
+	b.WriteString(shortMarker)
+	for _, c := range sum[:hashBytes] {
+		b.WriteByte(hexDigits[c>>4])
+		b.WriteByte(hexDigits[c&0x0F])
+	}
+	return b.String()
+}
+
 func needsEscape(c byte) bool {
 	return c <= ' ' || c > '~' || c == '.' || c == '*' || c == '>' || c == '~'
 }
 
-// UnescapeToken reverses EscapeToken.
+// ErrShortenedToken is UnescapeToken's answer for a token EscapeToken
+// shortened: the name is in the event, not in the subject.
+var ErrShortenedToken = errors.New("shortened subject token: the full name is only in the event")
+
+// UnescapeToken reverses EscapeToken for a token it did not shorten.
 func UnescapeToken(tok string) (string, error) {
 	if tok == "~" {
 		return "", nil
+	}
+	if strings.Contains(tok, shortMarker) {
+		return "", fmt.Errorf("subject token %q: %w", tok, ErrShortenedToken)
 	}
 	if !strings.Contains(tok, "~") {
 		return tok, nil

@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -90,5 +91,43 @@ func TestUnescapeTokenRejectsBadEscapes(t *testing.T) {
 		if _, err := UnescapeToken(tok); err == nil {
 			t.Errorf("UnescapeToken(%q) accepted a bad escape", tok)
 		}
+	}
+}
+
+func TestEscapeTokenShortensLongNames(t *testing.T) {
+	long := strings.Repeat("m", 4096)
+	cyrillic := strings.Repeat("я", 700)
+	for _, s := range []string{long, cyrillic, long + "x", strings.Repeat(".", 60000), strings.Repeat("a", MaxTokenLen+1)} {
+		tok := EscapeToken(s)
+		if len(tok) > MaxTokenLen || strings.ContainsAny(tok, ".*> ") {
+			t.Errorf("EscapeToken(%d bytes) = %q (%d bytes): not one token of at most %d bytes", len(s), tok, len(tok), MaxTokenLen)
+		}
+		if !strings.Contains(tok, shortMarker) {
+			t.Errorf("EscapeToken(%d bytes) = %q: no hash marker", len(s), tok)
+		}
+		if _, err := UnescapeToken(tok); !errors.Is(err, ErrShortenedToken) {
+			t.Errorf("UnescapeToken(%q) = %v, want ErrShortenedToken", tok, err)
+		}
+	}
+	if EscapeToken(long) == EscapeToken(long+"x") {
+		t.Error("two long names with one prefix share a token")
+	}
+	// The readable prefix is the escaped name's start, never a cut escape.
+	tok := EscapeToken(cyrillic)
+	prefix := tok[:len(tok)-len(shortMarker)-2*hashBytes]
+	if back, err := UnescapeToken(prefix); !strings.HasPrefix(tok, "~D1~8F") || err != nil || !strings.HasPrefix(cyrillic, back) {
+		t.Errorf("EscapeToken(cyrillic) = %q: prefix %q unescapes to %q, %v", tok, prefix, back, err)
+	}
+	// A name whose escaped form just fits is kept whole and reversible.
+	fits := strings.Repeat("a", MaxTokenLen-3) + "."
+	if tok := EscapeToken(fits); len(tok) != MaxTokenLen || strings.Contains(tok, shortMarker) {
+		t.Errorf("EscapeToken(%q) = %q, want it whole", fits, tok)
+	} else if back, err := UnescapeToken(tok); err != nil || back != fits {
+		t.Errorf("UnescapeToken = %q, %v", back, err)
+	}
+	// The longest subject stays far below the server's control line.
+	ev := domain.Event{Kind: domain.KindCooldownStarted, Cooldown: &domain.Cooldown{Credential: long, Model: cyrillic}}
+	if n := len(Subject(ev)); n > len(subjectPrefix)+len("cooldown.")+2*MaxTokenLen+1 {
+		t.Errorf("subject of %d bytes", n)
 	}
 }

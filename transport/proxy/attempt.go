@@ -70,13 +70,12 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 		h.msg = "a completion with no content and no tool calls"
 		return p.fail(rq, h, false)
 	case h.class.Retryable() || (failsOverIfWatched(h.class) && p.watched(c.cred.name, h.status)):
-		h.msg = errorMessage(body, c.cred.key)
+		h.msg = errorMessage(body, p.secrets)
 		return p.fail(rq, h, false)
-	default:
-		// Passed through unchanged; only the credential's own key, should
-		// an upstream echo it, is masked.
-		body = maskKey(body, c.cred.key)
 	}
+	// Passed through unchanged but for the configured keys, should an
+	// upstream echo one (secrets).
+	body = p.secrets.mask(body)
 	rq.hops = append(rq.hops, h)
 	p.report(rq, &rq.hops[len(rq.hops)-1], len(rq.hops), false)
 	p.writeUpstream(w, rq, resp, body)
@@ -139,7 +138,7 @@ func (*bodyReader) Close() error { return nil }
 // writeUpstream answers the client with an upstream response read in full.
 func (p *Proxy) writeUpstream(w http.ResponseWriter, rq *request, resp *http.Response, body []byte) {
 	h := w.Header()
-	copyResponseHeader(h, resp.Header)
+	copyResponseHeader(h, resp.Header, p.secrets)
 	setFallbackHeaders(h, rq.hops, rq.settings.ExposeDetailHeaders)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(resp.StatusCode)
@@ -198,14 +197,6 @@ func (p *Proxy) putBuffer(b *bytes.Buffer) {
 	}
 	b.Reset()
 	p.bufs.Put(b)
-}
-
-// maskKey replaces the credential's key, should it appear in a body.
-func maskKey(body []byte, key string) []byte {
-	if len(key) < 8 || !bytes.Contains(body, []byte(key)) {
-		return body
-	}
-	return bytes.ReplaceAll(body, []byte(key), []byte("[redacted]"))
 }
 
 // transportMessage is a failed request's error without the request line

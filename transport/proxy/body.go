@@ -3,8 +3,6 @@ package proxy
 import (
 	"bytes"
 	"errors"
-	"io"
-	"net/http"
 )
 
 // request body errors, as the client sees them.
@@ -14,34 +12,6 @@ var (
 	errNotJSON      = errors.New("request body must be a JSON object")
 	errNoModel      = errors.New("model field is required")
 )
-
-// readBody reads the whole client body, refusing more than max bytes. The
-// body is read before anything is forwarded: the model field picks the
-// candidates, and failover sends the same bytes to each one it tries.
-func readBody(r *http.Request, max int64) ([]byte, error) {
-	if r.ContentLength > max {
-		return nil, errBodyTooLarge
-	}
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, nil
-	}
-	if r.ContentLength >= 0 {
-		b := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, b); err != nil {
-			return nil, errBodyRead
-		}
-		return b, nil
-	}
-	var buf bytes.Buffer
-	n, err := buf.ReadFrom(io.LimitReader(r.Body, max+1))
-	if err != nil {
-		return nil, errBodyRead
-	}
-	if n > max {
-		return nil, errBodyTooLarge
-	}
-	return buf.Bytes(), nil
-}
 
 // clientBody is what the proxy reads from a request body.
 type clientBody struct {

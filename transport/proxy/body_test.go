@@ -109,7 +109,7 @@ func FuzzParseBody(f *testing.F) {
 		cb, err := parseBody([]byte(s))
 		emptyCompletion(epChat, []byte(s))
 		bodyTokens([]byte(s))
-		inBandError([]byte(s))
+		inBandError([]byte(s), nil)
 		if err != nil {
 			return
 		}

@@ -130,8 +130,9 @@ func emptyItems(items []byte, hollow string) bool {
 
 // errorMessage extracts the upstream's error message from a body,
 // redacted: error.message, a string error, or message; else the body
-// itself.
-func errorMessage(body []byte, key string) string {
+// itself. The configured keys (s, may be nil) are masked first, so the
+// cut to maxMessage never leaves part of one.
+func errorMessage(body []byte, s *secrets) string {
 	msg := ""
 	if e := field(body, "error"); e != nil {
 		if s, ok := stringValue(e); ok {
@@ -152,10 +153,7 @@ func errorMessage(body []byte, key string) string {
 		}
 		msg = string(b)
 	}
-	if len(key) >= 8 {
-		msg = strings.ReplaceAll(msg, key, "[redacted]")
-	}
-	return redactMessage(msg)
+	return redactMessage(s.maskString(msg))
 }
 
 // maxMessage bounds an upstream message kept for logs and detail headers.

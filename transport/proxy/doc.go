@@ -15,5 +15,7 @@
 // back as bans, cooldowns and benches in the snapshot Gate reads. Its time,
 // its timers (request_timeout, the time budget) and the model-relearning
 // ticker come from an injected clockwork.Clock (Deps.Clock); only the
-// write deadlines it sets on client connections follow the real clock.
+// deadlines it sets on client connections follow the real clock: write
+// deadlines, and the read deadline set to the present moment that ends a
+// body read when its request_timeout timer (on the injected clock) fires.
 package proxy

@@ -41,8 +41,18 @@ func (p *Proxy) exhaust(w http.ResponseWriter, rq *request) {
 	}
 	setFallbackHeaders(h, rq.hops, rq.settings.ExposeDetailHeaders)
 	writeError(w, rq.ep, status, msg, code, trailEntries(rq.hops))
-	p.log.Warn("request exhausted its candidates", "request_id", rq.id, "model", rq.model,
-		"status", status, "attempts", len(rq.hops), "trail", h.Get(hdrTrail))
+	args := []any{"request_id", rq.id, "model", rq.model, "status", status, "attempts", len(rq.hops), "trail", h.Get(hdrTrail)}
+	if len(rq.hops) == 0 {
+		// Nothing was tried: the answer comes at once, so a client's
+		// retry loop would flood the log. One line per interval per
+		// model, counting the requests it stands for.
+		ok, held := p.unusable.allow(rq.model, p.clock.Now())
+		if !ok {
+			return
+		}
+		args = append(args, "suppressed", held, "suppressed_interval", unusableWarnEvery.String())
+	}
+	p.log.Warn("request exhausted its candidates", args...)
 }
 
 func allRateLimited(hops []hop) bool {

@@ -4,9 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // Handler serves the /v1 surfaces. GET /v1/models needs no key; every
@@ -56,18 +57,19 @@ func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint
 		writeError(w, ep, http.StatusUnauthorized, msg, "invalid_api_key", nil)
 		return
 	}
-	raw, err := readBody(r, p.maxBody)
+	raw, held, err := p.readBody(w, r)
 	if err != nil {
-		status := http.StatusBadRequest
-		if errors.Is(err, errBodyTooLarge) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		writeError(w, ep, status, err.Error(), "", nil)
+		writeBodyError(w, ep, err)
 		return
 	}
+	defer p.budget.release(held)
 	cb, err := parseBody(raw)
 	if err != nil {
 		writeError(w, ep, http.StatusBadRequest, err.Error(), "", nil)
+		return
+	}
+	if err := domain.CheckModelName(cb.model); err != nil {
+		writeError(w, ep, http.StatusBadRequest, "model "+err.Error(), "", nil)
 		return
 	}
 	model := cb.model

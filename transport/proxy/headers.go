@@ -96,23 +96,6 @@ func listedIn(conn []string, k string) bool {
 	return false
 }
 
-// copyResponseHeader copies an upstream response's headers for the client,
-// minus hop-by-hop headers, the length (the proxy sets its own), a
-// downstream router's credential name and its fallback headers.
-func copyResponseHeader(dst, src http.Header) {
-	conn := src["Connection"]
-	for k, vv := range src {
-		if hopByHop(k) || listedIn(conn, k) {
-			continue
-		}
-		switch k {
-		case "Content-Length", "X-Credential-Name", hdrAttempts, hdrTrail, hdrDetail:
-			continue
-		}
-		dst[k] = vv
-	}
-}
-
 // attemptValues are the X-Fallback-Attempts values of the common counts,
 // built once; a header value slice is only read by the server.
 var attemptValues = func() [9][]string {

@@ -44,4 +44,11 @@ func TestModelsNamedByClientsAreBounded(t *testing.T) {
 	if a, b := p.poolFor(last), p.poolFor(last); a == b || a.cands[0].pair.use == b.cands[0].pair.use {
 		t.Fatal("a name past the bounds was kept")
 	}
+	// What the bounds turned away is counted: the 100 names past
+	// maxLazyPools and the two calls above, and every window past
+	// maxLazyPairs (4 credentials per name).
+	wantPairs := uint64(4*(names+2) - maxLazyPairs)
+	if got := p.Unkept(); got["pools"] != 102 || got["pairs"] != wantPairs {
+		t.Errorf("Unkept = %v, want 102 pools and %d pairs", got, wantPairs)
+	}
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -72,11 +73,18 @@ type Deps struct {
 	ClientKeys []string
 
 	MaxBodyBytes int64 // request bodies above this get 413; 0 means 100 MiB
+	// BodyBudgetBytes bounds the request body bytes held at once across
+	// requests (bodyread.go); 0 means 4 × MaxBodyBytes, and less than
+	// MaxBodyBytes is an error. A request that finds no room waits for it
+	// within RequestTimeout, then gets 503 with Retry-After.
+	BodyBudgetBytes int64
 	// MaxResponseBytes bounds a buffered upstream body; 0 means
 	// 10 × MaxBodyBytes.
 	MaxResponseBytes int64
-	// RequestTimeout bounds each attempt up to its response headers, and
-	// the body of a non-streamed response. 0 means none.
+	// RequestTimeout bounds the read of the client's body (408; a wait
+	// for room in the body budget ends in 503), each attempt up to its
+	// response headers, and the body of a non-streamed response. 0 means
+	// none.
 	RequestTimeout time.Duration
 	// WriteTimeout is the HTTP server's write timeout. The server arms it
 	// for the whole request, which would cut a long stream or a long
@@ -113,7 +121,8 @@ type Deps struct {
 	// Clock is where the proxy reads the time (selection, rate windows,
 	// latencies, the time budget) and gets its timers (request_timeout,
 	// the time budget) and the model-relearning ticker; nil means the real
-	// clock. The write deadlines on client connections (WriteTimeout) are
+	// clock. The write deadlines on client connections (WriteTimeout), and
+	// the read deadline that ends a body read past request_timeout, are
 	// set on the network, so they always follow the real clock.
 	Clock clockwork.Clock
 
@@ -143,8 +152,12 @@ type Proxy struct {
 	routes  []Route
 	aliases map[string]string
 	keys    [][sha256.Size]byte
+	// secrets are the credentials' keys, masked in what the proxy relays.
+	secrets *secrets
 	maxBody int64
 	maxResp int64
+	// budget bounds the body bytes held across requests.
+	budget  *bodyBudget
 	timeout time.Duration
 	// writeTimeout bounds each write to the client (deadline.go).
 	writeTimeout time.Duration
@@ -154,6 +167,7 @@ type Proxy struct {
 	watched      func(string, int) bool
 	metrics      Metrics
 	rejected     rejections
+	unusable     warnLimiter // rate-limits the WARN for requests nothing could serve
 	log          hclog.Logger
 	clock        clockwork.Clock
 	created      int64
@@ -168,8 +182,11 @@ type Proxy struct {
 	mu      sync.Mutex // serialises table rebuilds and learned-model updates
 	learned map[string][]string
 	pairs   sync.Map // domain.Key -> *usage, kept across rebuilds
-	// lazyPairs counts the pairs kept for models only clients name.
-	lazyPairs atomic.Int64
+	// lazyPairs counts the pairs kept for models only clients name;
+	// unkeptPools and unkeptPairs what the bounds turned away (Unkept).
+	lazyPairs   atomic.Int64
+	unkeptPools atomic.Uint64
+	unkeptPairs atomic.Uint64
 
 	refresh      time.Duration
 	fetchTimeout time.Duration
@@ -206,6 +223,7 @@ func New(d Deps) (*Proxy, error) {
 		p.metrics = noMetrics{}
 	}
 	p.applyDefaults()
+	p.budget = newBodyBudget(d.BodyBudgetBytes, p.maxBody)
 	for alias, real := range d.Aliases {
 		if alias == real {
 			p.log.Warn("model alias points to itself; ignored", "alias", alias)
@@ -219,6 +237,11 @@ func New(d Deps) (*Proxy, error) {
 			p.keys = append(p.keys, sha256.Sum256([]byte(k)))
 		}
 	}
+	credKeys := make([]string, 0, len(d.Credentials))
+	for _, c := range d.Credentials {
+		credKeys = append(credKeys, c.APIKey)
+	}
+	p.secrets = newSecrets(credKeys...)
 	for i, c := range d.Credentials {
 		cs, err := newCredState(i, c)
 		if err != nil {
@@ -308,8 +331,11 @@ func validate(d Deps) error {
 			errs = append(errs, fmt.Errorf("proxy: route %d (%s): weight %d is negative", i, r.Model, r.Weight))
 		}
 	}
-	if d.MaxBodyBytes < 0 || d.MaxResponseBytes < 0 || d.RequestTimeout < 0 || d.WriteTimeout < 0 {
+	if d.MaxBodyBytes < 0 || d.MaxResponseBytes < 0 || d.BodyBudgetBytes < 0 || d.RequestTimeout < 0 || d.WriteTimeout < 0 {
 		errs = append(errs, errors.New("proxy: body limits and timeouts must not be negative"))
+	}
+	if maxBody := cmp.Or(d.MaxBodyBytes, defaultMaxBodyBytes); d.BodyBudgetBytes > 0 && d.BodyBudgetBytes < maxBody {
+		errs = append(errs, fmt.Errorf("proxy: body budget %d bytes is below the body limit %d bytes", d.BodyBudgetBytes, maxBody))
 	}
 	return errors.Join(errs...)
 }

@@ -60,7 +60,7 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 		}
 		end = n // a stream that ended after a partial event: relay it
 	}
-	if msg, bad := inBandError(buf[:end]); bad {
+	if msg, bad := inBandError(buf[:end], p.secrets); bad {
 		h.class, h.msg = domain.ClassServerError, msg
 		return p.fail(rq, h, false)
 	}
@@ -69,7 +69,7 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 	rq.hops = append(rq.hops, h)
 	hp := &rq.hops[len(rq.hops)-1]
 	hdr := w.Header()
-	copyResponseHeader(hdr, resp.Header)
+	copyResponseHeader(hdr, resp.Header, p.secrets)
 	setFallbackHeaders(hdr, rq.hops, rq.settings.ExposeDetailHeaders)
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
@@ -78,10 +78,16 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 	var tail tailBytes
 	chunk := buf[:n]
 	for {
-		if len(chunk) > 0 {
-			usage.feed(chunk)
-			tail.note(chunk)
-			if _, werr := w.Write(chunk); werr != nil {
+		// The configured keys are masked; bytes at the end that may start
+		// one wait for the next read (secrets.held).
+		keep := 0
+		if err == nil {
+			keep = p.secrets.held(chunk)
+		}
+		if out := p.secrets.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
+			usage.feed(out)
+			tail.note(out)
+			if _, werr := w.Write(out); werr != nil {
 				err = errClientGone
 				break
 			}
@@ -93,9 +99,10 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 		if err != nil {
 			break
 		}
+		copy(buf, chunk[len(chunk)-keep:])
 		var m int
-		m, err = resp.Body.Read(buf)
-		chunk = buf[:m]
+		m, err = resp.Body.Read(buf[keep:])
+		chunk = buf[:keep+m]
 	}
 	p.finishStream(w, r, rq, hp, err, &usage, &tail, cancel)
 	return true
@@ -252,7 +259,7 @@ func hasDataLine(ev []byte) bool {
 // inBandError reports an error event among the first events: an "event:
 // error" line, or data whose JSON carries a non-null "error" or a type of
 // "error" or "response.failed".
-func inBandError(events []byte) (string, bool) {
+func inBandError(events []byte, s *secrets) (string, bool) {
 	for line := range bytes.SplitSeq(events, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if string(line) == "event: error" || string(line) == "event:error" {
@@ -267,10 +274,10 @@ func inBandError(events []byte) (string, bool) {
 			continue
 		}
 		if e := field(data, "error"); !isNull(e) {
-			return errorMessage(data, ""), true
+			return errorMessage(data, s), true
 		}
 		if typ, _ := stringValue(field(data, "type")); typ == "error" || typ == "response.failed" {
-			return errorMessage(data, ""), true
+			return errorMessage(data, s), true
 		}
 	}
 	return "", false

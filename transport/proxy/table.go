@@ -249,6 +249,7 @@ func (p *Proxy) pairUsage(k domain.Key, lazy bool) *usage {
 		return v.(*usage)
 	}
 	if lazy && p.lazyPairs.Load() >= maxLazyPairs {
+		p.unkeptPairs.Add(1)
 		return &usage{}
 	}
 	v, loaded := p.pairs.LoadOrStore(k, &usage{})
@@ -278,6 +279,7 @@ func (p *Proxy) poolFor(model string) *pool {
 	// No lock: newPool reads only the immutable specs and the pairs map.
 	pl := p.newPool(model, specs, true)
 	if t.lazyCount.Load() >= maxLazyPools {
+		p.unkeptPools.Add(1)
 		return pl // served, but not kept
 	}
 	v, loaded := t.lazy.LoadOrStore(model, pl)
@@ -312,6 +314,14 @@ func (p *Proxy) Usage(credential, model string) (rpm, tpm int) {
 		u = v.(*usage)
 	}
 	return int(u.reqs.sum(sec)), int(u.toks.sum(sec))
+}
+
+// Unkept counts what the bounds on client-chosen model names turned away
+// since start: "pools", requests for a name past maxLazyPools, whose pool
+// was built for them alone; "pairs", rate windows made past maxLazyPairs
+// and kept by nobody.
+func (p *Proxy) Unkept() map[string]uint64 {
+	return map[string]uint64{"pools": p.unkeptPools.Load(), "pairs": p.unkeptPairs.Load()}
 }
 
 // Learned returns, per proxy credential, the models learned from its

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/airouter/airouter/internal/testkit"
+)
+
+// soloNATS is one stand-alone nats-server with JetStream on 127.0.0.1 that
+// can stop and start again on the same port and store.
+type soloNATS struct {
+	t    *testing.T
+	dir  string
+	port int
+	srv  *server.Server
+}
+
+func startSoloNATS(t *testing.T) *soloNATS {
+	t.Helper()
+	n := &soloNATS{t: t, dir: t.TempDir(), port: -1}
+	n.start()
+	n.port = n.srv.Addr().(*net.TCPAddr).Port
+	t.Cleanup(n.stop)
+	return n
+}
+
+func (n *soloNATS) start() {
+	n.t.Helper()
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: n.port, NoSigs: true, NoLog: true,
+		JetStream: true, StoreDir: n.dir, JetStreamMaxStore: 4 << 30, DisableJetStreamBanner: true,
+	})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		n.t.Fatal("nats-server did not start")
+	}
+	n.srv = s
+}
+
+func (n *soloNATS) stop() {
+	if n.srv != nil {
+		n.srv.Shutdown()
+		n.srv.WaitForShutdown()
+		n.srv = nil
+	}
+}
+
+// routerConns are the server's ids of the router's client connections.
+func (n *soloNATS) routerConns() map[uint64]bool {
+	n.t.Helper()
+	cz, err := n.srv.Connz(&server.ConnzOptions{})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	ids := map[uint64]bool{}
+	for _, c := range cz.Conns {
+		if strings.HasPrefix(c.Name, "airouter") {
+			ids[c.Cid] = true
+		}
+	}
+	return ids
+}
+
+// kickRouter drops the router's client connections from the server's side
+// and waits until the router has connected again.
+func (n *soloNATS) kickRouter() {
+	n.t.Helper()
+	kicked := n.routerConns()
+	if len(kicked) == 0 {
+		n.t.Fatal("no airouter connection to kick")
+	}
+	for id := range kicked {
+		if err := n.srv.DisconnectClientByID(id); err != nil {
+			n.t.Fatal(err)
+		}
+	}
+	testkit.Eventually(n.t, "the router connects again", func() bool {
+		ids := n.routerConns()
+		for id := range ids {
+			if kicked[id] {
+				return false
+			}
+		}
+		return len(ids) > 0
+	})
+}
+
+type statusDoc struct {
+	Status string `json:"status"`
+}
+
+func healthStatus(t *testing.T, r *running) (int, string, healthDoc) {
+	t.Helper()
+	code, body, h := health(t, r)
+	var s statusDoc
+	if err := json.Unmarshal(body, &s); err != nil {
+		t.Fatal(err)
+	}
+	return code, s.Status, h
+}
+
+// While the log is down, /health answers 200 "degraded" with
+// log.connected false and the cause; the router keeps routing, refuses
+// admin changes, and once the log is back (after an outage, or after its
+// connection was dropped) /health is "healthy" and admin changes work.
+func TestHealthIsDegradedWhileTheLogIsDown(t *testing.T) {
+	ns := startSoloNATS(t)
+	upA, upB := newUpstream(t, 200), newUpstream(t, 200)
+	r := start(t, buildConfig(t, fmt.Sprintf("events:\n  nats_url: nats://127.0.0.1:%d\n", ns.port), "", upA, upB))
+	if code, status, h := healthStatus(t, r); code != 200 || status != "healthy" || !h.Log.Connected {
+		t.Fatalf("/health before: %d %q connected %v", code, status, h.Log.Connected)
+	}
+	ban := func() int {
+		code, _, _ := r.do(t, "POST", "/api/ban", testMasterKey, map[string]any{"credential": "cred-a", "model": "gpt-test", "ttl": "1m"})
+		return code
+	}
+
+	ns.stop()
+	testkit.Eventually(t, "/health degraded", func() bool {
+		code, status, h := healthStatus(t, r)
+		return code == 200 && status == "degraded" && !h.Log.Connected && h.Log.LastError != ""
+	})
+	if code, _, body := chat(t, r); code != 200 {
+		t.Fatalf("chat while the log is down: %d %s", code, body)
+	}
+	if code := ban(); code != 503 {
+		t.Fatalf("ban while the log is down: %d, want 503", code)
+	}
+
+	ns.start()
+	testkit.Eventually(t, "/health healthy after the outage", func() bool {
+		code, status, h := healthStatus(t, r)
+		return code == 200 && status == "healthy" && h.Log.Connected
+	})
+	if code := ban(); code != 200 {
+		t.Fatalf("ban after the outage: %d", code)
+	}
+
+	ns.kickRouter()
+	testkit.Eventually(t, "/health healthy after the kick", func() bool {
+		code, status, h := healthStatus(t, r)
+		return code == 200 && status == "healthy" && h.Log.Connected
+	})
+	if code := ban(); code != 200 {
+		t.Fatalf("ban after the kick: %d", code)
+	}
+}
