@@ -58,6 +58,14 @@ type LogStatus struct {
 	Pending int
 	// LastError is the most recent publish or connection error.
 	LastError string
+	// StoreFault names why the log's store cannot write ("store full:
+	// insufficient resources"), "" while it writes; /health is degraded
+	// while it is set.
+	StoreFault string
+	// MissingEvents counts the stream messages the log lost before this
+	// process started (a damaged store), from MissingFromSeq on; /health
+	// is degraded while it is not 0.
+	MissingEvents, MissingFromSeq uint64
 }
 
 // Deps is everything the admin surface needs, given once to New. The
@@ -240,7 +248,8 @@ func validate(d Deps) error {
 }
 
 // Register adds the operators' routes to r: GET /health, GET /vhealth,
-// GET /metrics, POST /api/ban, POST /api/unban, GET /api/bans and
+// GET /metrics, POST /api/ban, POST /api/unban, POST /api/unbench,
+// GET /api/bans and
 // GET/PUT /api/fallback. Methods are checked by the handlers, so a wrong
 // one gets 405 with Allow rather than a 404.
 func (a *API) Register(r *mux.Router) {
@@ -249,6 +258,7 @@ func (a *API) Register(r *mux.Router) {
 	r.Handle("/metrics", a.metricsHandler())
 	r.Handle("/api/ban", a.admin(a.ban, http.MethodPost))
 	r.Handle("/api/unban", a.admin(a.unban, http.MethodPost))
+	r.Handle("/api/unbench", a.admin(a.unbench, http.MethodPost))
 	r.Handle("/api/bans", a.admin(a.listBans, http.MethodGet))
 	r.Handle("/api/fallback", a.admin(a.fallback, http.MethodGet, http.MethodPut))
 }

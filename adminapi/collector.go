@@ -33,6 +33,10 @@ var (
 		"Events the projections ignored, by why.", []string{"reason"}, nil)
 	descConnected = prometheus.NewDesc("airouter_log_connected",
 		"1 when the event log's NATS connection is up.", nil, nil)
+	descStoreFault = prometheus.NewDesc("airouter_log_store_faulted",
+		"1 while the event log's store cannot write (a full disk); /health names the cause.", nil, nil)
+	descMissing = prometheus.NewDesc("airouter_log_missing_events",
+		"Stream messages the event log lost before this process started (a damaged store); /health names the first.", nil, nil)
 	descPublished = prometheus.NewDesc("airouter_log_published_total",
 		"Outcome events the log acknowledged.", nil, nil)
 	descDropped = prometheus.NewDesc("airouter_log_publish_dropped_total",
@@ -57,7 +61,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descCredBanned, descCredRPM, descCredTPM, descModelRPM, descModelTPM, descBansActive,
 		descCooldowns, descBenched, descApplied, descLag, descSkipped,
-		descConnected, descPublished, descDropped, descFailed, descRejected,
+		descConnected, descStoreFault, descMissing, descPublished, descDropped, descFailed, descRejected,
 		descLabelOverflow, descPairsOmitted, descUnkept,
 	} {
 		ch <- d
@@ -125,6 +129,12 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		connected = 1
 	}
 	emit(descConnected, prometheus.GaugeValue, connected)
+	faulted := 0.0
+	if l.StoreFault != "" {
+		faulted = 1
+	}
+	emit(descStoreFault, prometheus.GaugeValue, faulted)
+	emit(descMissing, prometheus.GaugeValue, float64(l.MissingEvents))
 	emit(descPublished, prometheus.CounterValue, float64(l.Published))
 	emit(descDropped, prometheus.CounterValue, float64(l.Dropped))
 	emit(descFailed, prometheus.CounterValue, float64(l.Failed))

@@ -21,7 +21,9 @@ type Health struct {
 	// "unhealthy", answered with 503. A usable router whose event log is
 	// down (Log.Connected false, Log.LastError the cause) is "degraded",
 	// answered with 200: it routes on its last snapshot, but outcomes only
-	// queue and admin changes are refused until the log is back.
+	// queue and admin changes are refused until the log is back. So is one
+	// whose log's store cannot write (Log.StoreFault the cause, a full
+	// disk).
 	Status string `json:"status"`
 	// Time is the moment the document was judged at; the dashboard counts
 	// the time left on bans from it.
@@ -98,6 +100,14 @@ type LogHealth struct {
 	Failed      uint64              `json:"failed"`
 	Skipped     projections.Skipped `json:"skipped"`
 	LastError   string              `json:"last_error,omitempty"`
+	// StoreFault names why the store cannot write (a full disk), absent
+	// while it writes.
+	StoreFault string `json:"store_fault,omitempty"`
+	// MissingEvents counts the stream messages the log lost before start
+	// (a damaged store: a truncated or corrupt block), from MissingFromSeq
+	// on; absent when none is missing.
+	MissingEvents  uint64 `json:"missing_events,omitempty"`
+	MissingFromSeq uint64 `json:"missing_from_seq,omitempty"`
 }
 
 // Health statuses.
@@ -200,7 +210,7 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			break
 		}
 	}
-	if h.Status == StatusHealthy && !h.Log.Connected && !a.noLog {
+	if h.Status == StatusHealthy && (!h.Log.Connected || h.Log.StoreFault != "" || h.Log.MissingEvents > 0) && !a.noLog {
 		h.Status = StatusDegraded
 	}
 	return h
@@ -268,6 +278,8 @@ func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
 		Connected: ls.Connected, AppliedSeq: snap.Seq(), LastSeq: ls.LastSeq,
 		Published: ls.Published, Dropped: ls.Dropped, Failed: ls.Failed, Pending: ls.Pending,
 		Skipped: snap.Skipped(), LastError: redact.String(ls.LastError),
+		StoreFault:    redact.String(ls.StoreFault),
+		MissingEvents: ls.MissingEvents, MissingFromSeq: ls.MissingFromSeq,
 	}
 	if l.LastSeq > l.AppliedSeq {
 		l.Lag = l.LastSeq - l.AppliedSeq

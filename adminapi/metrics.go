@@ -36,6 +36,7 @@ type Metrics struct {
 	unbans    *prometheus.CounterVec
 	cooldowns *prometheus.CounterVec
 	benches   *prometheus.CounterVec
+	unbenches *prometheus.CounterVec
 	hops      prometheus.Histogram
 	exhausted *prometheus.CounterVec
 	// labels bounds the model label values (see maxModelLabels).
@@ -70,6 +71,10 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 			Name: "airouter_model_bench_events_total",
 			Help: "Models benched on every credential after failing on several.",
 		}, []string{"model"}),
+		unbenches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "airouter_model_unbench_events_total",
+			Help: "Model benches lifted by an admin (POST /api/unbench).",
+		}, []string{"model"}),
 		hops: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "airouter_fallback_hops",
 			Help:    "Upstream attempts made for one client request.",
@@ -81,7 +86,7 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 		}, []string{"status"}),
 	}
 	for _, c := range []prometheus.Collector{
-		m.requests, m.duration, m.bans, m.unbans, m.cooldowns, m.benches, m.hops, m.exhausted,
+		m.requests, m.duration, m.bans, m.unbans, m.cooldowns, m.benches, m.unbenches, m.hops, m.exhausted,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register the admin metrics: %w", err)

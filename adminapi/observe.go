@@ -45,6 +45,11 @@ func (a *API) Observe(ev domain.Event, ch projections.Change, live bool) {
 				"credentials", b.Credentials, "until", b.Until.UTC().Format(time.RFC3339),
 				"reason", redact.String(b.Reason))
 		}
+	case domain.KindModelUnbenched:
+		if ev.Unbench != nil {
+			a.metrics.unbenches.WithLabelValues(a.labels.label(ev.Unbench.Model)).Inc()
+			a.log.Info("Model unbenched by admin", "model", ev.Unbench.Model)
+		}
 	case domain.KindFallbackSettingsChanged:
 		if ev.Settings != nil {
 			s := ev.Settings

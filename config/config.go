@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -90,7 +92,7 @@ func document(data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, err
+		return nil, withLine(err, data)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
@@ -115,4 +117,34 @@ func build(c *checker, f fileConfig) *Config {
 	cfg.Fallback = buildFallback(c, f.Fallback)
 	cfg.ModelBench = buildModelBench(c, f.ModelBench)
 	return cfg
+}
+
+// withLine adds a line to a YAML syntax error that names none. The
+// parser names none for a character YAML does not allow (the line and
+// byte of the first such character are added) or for a problem on the
+// first line, which it leaves out.
+func withLine(err error, data []byte) error {
+	msg := err.Error()
+	if strings.Contains(msg, "line ") {
+		return err
+	}
+	for i, r := range string(data) {
+		if _, size := utf8.DecodeRune(data[i:]); !yamlPrintable(r) || r == utf8.RuneError && size == 1 {
+			return fmt.Errorf("%s (line %d, byte %d)", msg, 1+bytes.Count(data[:i], []byte("\n")), i+1)
+		}
+	}
+	return fmt.Errorf("%s (line 1)", msg)
+}
+
+// yamlPrintable reports a character YAML allows in a document.
+func yamlPrintable(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r' || r == 0x85:
+		return true
+	case r < 0x20 || r >= 0x7f && r < 0xa0:
+		return false
+	case r == 0xfffe || r == 0xffff:
+		return false
+	}
+	return true
 }

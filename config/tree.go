@@ -201,7 +201,7 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path, schema string) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			w.c.add(path, "a key must be a single value, not a list or a mapping")
+			w.c.add(orRoot(path), "a key must be a single value, not a list or a mapping")
 			continue
 		}
 		var ft reflect.Type
@@ -213,6 +213,9 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path, schema string) {
 			ft, p, s = t.Elem(), keyPath(path, k.Value), schema+".*"
 		} else {
 			p, s = fieldPath(path, k.Value), fieldPath(schema, k.Value)
+			if k.Value == "" {
+				p = keyPath(path, "") // an empty key still names a place
+			}
 			var ok bool
 			if ft, ok = fields[k.Value]; !ok {
 				w.unknown(k.Value, p, s)

@@ -59,7 +59,12 @@ import (
 //     (Class.CountsForBench) benches the model everywhere when the model's
 //     failures within Bench.Window before ev.At number at least
 //     Bench.Failures and come from at least two credentials, unless the model
-//     is already benched past ev.At. Proxy credentials' failures count: a
+//     is already benched past ev.At. One request's same failure counts once,
+//     however many credentials it failed on: failures with the same request
+//     id and the same code, or with the same request id that all failed
+//     while the upstream was still receiving the body (Outcome.BodyUnsent),
+//     are one failure (a body the upstreams refuse is the request's fault,
+//     not the model's). Outcomes without a request id count one each. Proxy credentials' failures count: a
 //     model outage is model-wide. A Window or Duration that is not positive
 //     turns benching off.
 //
@@ -210,7 +215,9 @@ func decideBench(bp BenchPolicy, ev Event, f Facts) (Event, bool) {
 		if !mf.At.After(from) {
 			continue
 		}
-		n++
+		if !countedBefore(f.ModelFailures[:i], mf, from) {
+			n++
+		}
 		if first < 0 {
 			first = i
 		} else if mf.Credential != f.ModelFailures[first].Credential {
@@ -244,6 +251,18 @@ func decideBench(bp BenchPolicy, ev Event, f Facts) (Event, bool) {
 			CauseIndex: ev.Index,
 		},
 	}, true
+}
+
+// countedBefore reports whether an earlier failure within the window (after
+// from) is the same failure of the same request as mf, so mf adds nothing to
+// the bench count.
+func countedBefore(earlier []ModelFailure, mf ModelFailure, from time.Time) bool {
+	for _, e := range earlier {
+		if e.At.After(from) && e.sameFailure(mf) {
+			return true
+		}
+	}
+	return false
 }
 
 // failureLabel names a failure in a reason: its status, or its class when no

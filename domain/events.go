@@ -29,6 +29,9 @@ const (
 	// KindModelBenched: a model failed on several credentials and is
 	// skipped everywhere until a moment (Event.Bench).
 	KindModelBenched Kind = "model.benched"
+	// KindModelUnbenched: an admin lifted a model's bench before its end
+	// (Event.Unbench).
+	KindModelUnbenched Kind = "model.unbenched"
 	// KindFallbackSettingsChanged: an operator changed the failover
 	// settings at runtime (Event.Settings).
 	KindFallbackSettingsChanged Kind = "settings.fallback_changed"
@@ -39,6 +42,7 @@ const (
 var Kinds = []Kind{
 	KindOutcomeRecorded, KindBanImposed, KindBanLifted,
 	KindCooldownStarted, KindModelBenched, KindFallbackSettingsChanged,
+	KindModelUnbenched,
 }
 
 // Known reports whether this version of airouter understands the kind.
@@ -73,6 +77,7 @@ type Event struct {
 	Unban    *Unban            `json:"unban,omitempty"`
 	Cooldown *Cooldown         `json:"cooldown,omitempty"`
 	Bench    *Bench            `json:"bench,omitempty"`
+	Unbench  *Unbench          `json:"unbench,omitempty"`
 	Settings *FallbackSettings `json:"settings,omitempty"`
 }
 
@@ -161,7 +166,8 @@ type Bench struct {
 	Model string    `json:"model"`
 	Until time.Time `json:"until"`
 	// Failures and Credentials are the model's failures in the bench
-	// window and the credentials they came from.
+	// window (one request's same failure counted once, see Decide) and
+	// the credentials they came from.
 	Failures    int      `json:"failures"`
 	Credentials []string `json:"credentials"`
 	Reason      string   `json:"reason"`
@@ -169,6 +175,15 @@ type Bench struct {
 	// benched the model.
 	CauseSeq   uint64 `json:"cause_seq,omitempty"`
 	CauseIndex uint32 `json:"cause_index,omitempty"`
+}
+
+// Unbench lifts a model's bench (By is always LiftedByAdmin: a bench that
+// ends needs no event, routing compares its Until with the clock). The fold
+// also forgets the model's window of failures, so the model is routed again
+// at once and only failures after the lift can bench it again.
+type Unbench struct {
+	Model string   `json:"model"`
+	By    LiftedBy `json:"by"`
 }
 
 // FallbackSettings are the failover knobs an operator may change at runtime.
@@ -221,6 +236,8 @@ func (e Event) Valid() error {
 		ok = e.Cooldown != nil
 	case KindModelBenched:
 		ok = e.Bench != nil
+	case KindModelUnbenched:
+		ok = e.Unbench != nil
 	case KindFallbackSettingsChanged:
 		ok = e.Settings != nil
 	default:

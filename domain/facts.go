@@ -9,6 +9,25 @@ type ModelFailure struct {
 	At         time.Time `json:"at"`
 	Seq        uint64    `json:"seq"`
 	Index      uint32    `json:"index,omitempty"`
+	// RequestID, Code and BodyUnsent are the outcome's (Outcome.RequestID,
+	// Outcome.Code, Outcome.BodyUnsent): the bench counts one request's
+	// same failure once (see Decide). Empty in windows folded before they
+	// existed, and for outcomes without a request id; such a failure
+	// counts on its own.
+	RequestID  string `json:"request_id,omitempty"`
+	Code       int    `json:"code,omitempty"`
+	BodyUnsent bool   `json:"body_unsent,omitempty"`
+}
+
+// sameFailure reports whether f and g are one request's same failure, which
+// the bench counts once: the same request id (never empty), and both failed
+// while the upstream was still receiving the body, or neither did and both
+// have the same code (Outcome.Code).
+func (f ModelFailure) sameFailure(g ModelFailure) bool {
+	if f.RequestID == "" || f.RequestID != g.RequestID || f.BodyUnsent != g.BodyUnsent {
+		return false
+	}
+	return f.BodyUnsent || f.Code == g.Code
 }
 
 // Facts is what the projections know about an outcome's pair and model right

@@ -50,6 +50,13 @@ type Outcome struct {
 	// Proxy marks an outcome from a credential of type proxy, which
 	// Fail2Ban never bans (a relay's errors reflect its own pool).
 	Proxy bool `json:"proxy,omitempty"`
+	// BodyUnsent marks a failure while the upstream was still receiving
+	// the request body: the connection was up and the request started,
+	// but it failed before the request was fully written (an upstream
+	// refusing a body by resetting the connection). Such failures count
+	// once per request toward the model bench (see Decide). Absent (false)
+	// in events written before it existed.
+	BodyUnsent bool `json:"body_unsent,omitempty"`
 }
 
 // Key returns the pair the outcome happened on.

@@ -38,8 +38,8 @@ type fastDecoder struct {
 // The fields of the structs decoded here, as encoding/json names them;
 // keys that match one only case-insensitively are left to encoding/json.
 var (
-	eventFields   = [...]string{"v", "kind", "id", "at", "outcome", "ban", "unban", "cooldown", "bench", "settings"}
-	outcomeFields = [...]string{"credential", "model", "status", "class", "latency_ms", "attempt", "request_id", "retry_after_ms", "proxy"}
+	eventFields   = [...]string{"v", "kind", "id", "at", "outcome", "ban", "unban", "cooldown", "bench", "unbench", "settings"}
+	outcomeFields = [...]string{"credential", "model", "status", "class", "latency_ms", "attempt", "request_id", "retry_after_ms", "proxy", "body_unsent"}
 )
 
 func (d *fastDecoder) event(e *domain.Event) bool {
@@ -109,6 +109,8 @@ func (d *fastDecoder) outcome(e *domain.Event) bool {
 			bit, ok = 1<<7, d.int64(&o.RetryAfterMS)
 		case "proxy":
 			bit, ok = 1<<8, d.bool(&o.Proxy)
+		case "body_unsent":
+			bit, ok = 1<<9, d.bool(&o.BodyUnsent)
 		default:
 			ok = d.unknown(key, outcomeFields[:])
 		}

@@ -44,7 +44,7 @@ func checkDecode(t testing.TB, b []byte) {
 
 const canonical = `{"v":1,"kind":"outcome.recorded","at":"2026-09-21T10:00:00.123456789Z",` +
 	`"outcome":{"credential":"cred-007","model":"model-042","status":429,"class":"rate_limited",` +
-	`"latency_ms":812,"attempt":2,"request_id":"req-0000abcd","retry_after_ms":30000,"proxy":true}}`
+	`"latency_ms":812,"attempt":2,"request_id":"req-0000abcd","retry_after_ms":30000,"proxy":true,"body_unsent":true}}`
 
 func TestDecodeTable(t *testing.T) {
 	tests := []struct {

@@ -69,6 +69,9 @@ func encodeOutcome(e domain.Event) ([]byte, bool) {
 	if o.Proxy {
 		b = append(b, `,"proxy":true`...)
 	}
+	if o.BodyUnsent {
+		b = append(b, `,"body_unsent":true`...)
+	}
 	return append(b, "}}"...), true
 }
 

@@ -47,6 +47,11 @@ func (f Filter) Match(ev domain.Event) bool {
 		cred, model = ev.Cooldown.Credential, ev.Cooldown.Model
 	case ev.Bench != nil:
 		model, creds = ev.Bench.Model, ev.Bench.Credentials
+	case ev.Unbench != nil:
+		if f.Credential != "" {
+			return false // an unbench names no credential
+		}
+		model = ev.Unbench.Model
 	default:
 		return false // settings concern no credential or model
 	}
@@ -98,6 +103,7 @@ var kindNames = map[string]domain.Kind{
 	"unban":    domain.KindBanLifted,
 	"cooldown": domain.KindCooldownStarted,
 	"bench":    domain.KindModelBenched,
+	"unbench":  domain.KindModelUnbenched,
 	"settings": domain.KindFallbackSettingsChanged,
 }
 

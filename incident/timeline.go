@@ -177,6 +177,8 @@ func (t *Timeline) line(ev domain.Event) {
 			text += " [" + strings.Join(b.Credentials, ", ") + "]"
 		}
 		t.write(ev.At, domain.AllModels, b.Model, text)
+	case ev.Unbench != nil:
+		t.write(ev.At, domain.AllModels, ev.Unbench.Model, "unbenched (admin): routed again on every credential")
 	case ev.Settings != nil:
 		s := ev.Settings
 		t.write(ev.At, "-", "-", fmt.Sprintf("fallback settings changed: max_hops %d, time_budget %s, expose_detail_headers %t",

@@ -56,6 +56,8 @@ func apply(s *State, ev domain.Event, ch *Change) *State {
 		ok = s.applyCooldown(*ev.Cooldown)
 	case domain.KindModelBenched:
 		ok = s.applyBench(*ev.Bench)
+	case domain.KindModelUnbenched:
+		ok = s.applyUnbench(*ev.Unbench)
 	case domain.KindFallbackSettingsChanged:
 		settings := *ev.Settings
 		s.settings = &settings
@@ -122,9 +124,11 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event, ch *Change) bool
 			s.count(p, code, ev.Pos())
 		}
 		if o.Class.CountsForBench() {
-			s.appendFailure(s.model(o.Model), domain.ModelFailure{
-				Credential: o.Credential, At: at, Seq: ev.Seq, Index: ev.Index,
-			})
+			mf := domain.ModelFailure{Credential: o.Credential, At: at, Seq: ev.Seq, Index: ev.Index}
+			if o.RequestID != "" { // what the bench needs to count a request's failure once
+				mf.RequestID, mf.Code, mf.BodyUnsent = o.RequestID, o.Code(), o.BodyUnsent
+			}
+			s.appendFailure(s.model(o.Model), mf)
 		}
 	}
 	return true
@@ -276,5 +280,24 @@ func (s *State) applyBench(b domain.Bench) bool {
 		s.touchModel(m)
 	}
 	s.clearWindow(b.Model)
+	return true
+}
+
+// applyUnbench lifts a model's bench, whatever its end, and forgets its
+// failure window, so only failures after the lift count toward the next
+// bench.
+func (s *State) applyUnbench(u domain.Unbench) bool {
+	if u.Model == "" || u.Model == domain.AllModels || u.By != domain.LiftedByAdmin {
+		return false
+	}
+	m := s.models[u.Model]
+	if m == nil {
+		return true // nothing to lift
+	}
+	if m.bench != nil {
+		m.bench = nil
+		s.touchModel(m)
+	}
+	s.clearWindow(u.Model)
 	return true
 }

@@ -357,6 +357,38 @@ func TestApplySettings(t *testing.T) {
 	}
 }
 
+// An unbench lifts the model's bench whatever its end, and forgets the
+// model's failures, so the model is routed at once and only later failures
+// count; other models' benches stay, and an unbench of a model never
+// benched changes nothing.
+func TestApplyUnbench(t *testing.T) {
+	s := fold(numbered(
+		outcome(0, "a", "gpt", 500), outcome(0, "b", "gpt", 502),
+		bench(0, "gpt", 10*m), bench(0, "llama", 10*m),
+		outcome(m, "a", "gpt", 500), // benched: still counted in the window
+		unbench(2*m, "gpt"), unbench(2*m, "qwen"),
+	))
+	if b := s.models["gpt"].bench; b != nil {
+		t.Errorf("gpt still benched until %v", b.bench.Until)
+	}
+	if w := s.models["gpt"].window; len(w) != 0 {
+		t.Errorf("gpt's window after the unbench = %+v, want empty", w)
+	}
+	if b := s.models["llama"].bench; b == nil || !b.bench.Until.Equal(at(10*m)) {
+		t.Errorf("llama's bench = %+v, want it kept", b)
+	}
+	if s.models["qwen"] != nil || s.Skipped() != (Skipped{}) {
+		t.Errorf("an unbench of a model never benched: models %v, skipped %+v", s.models["qwen"], s.Skipped())
+	}
+	snap := s.Snapshot()
+	if _, blocked := snap.Blocked("a", "gpt", at(2*m)); blocked {
+		t.Error("gpt blocked after the unbench")
+	}
+	if _, blocked := snap.Blocked("a", "llama", at(2*m)); !blocked {
+		t.Error("llama not blocked: its bench was lifted too")
+	}
+}
+
 func TestApplySkipsWhatItCannotUse(t *testing.T) {
 	newer := outcome(0, "a", "gpt", 429)
 	newer.V = domain.SchemaVersion + 1
@@ -377,6 +409,10 @@ func TestApplySkipsWhatItCannotUse(t *testing.T) {
 		{"expiry without ban id", expiry(0, "a", "gpt", ""), Skipped{Invalid: 1}},
 		{"cooldown on the wildcard", cooldown(0, "a", "*", m), Skipped{Invalid: 1}},
 		{"bench without model", bench(0, "", m), Skipped{Invalid: 1}},
+		{"unbench without model", unbench(0, ""), Skipped{Invalid: 1}},
+		{"unbench of the wildcard", unbench(0, "*"), Skipped{Invalid: 1}},
+		{"unbench by expiry", domain.Event{V: 1, Kind: domain.KindModelUnbenched, At: t0,
+			Unbench: &domain.Unbench{Model: "gpt", By: domain.LiftedByExpiry}}, Skipped{Invalid: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -420,6 +456,7 @@ func TestApplyEveryKnownKindFolds(t *testing.T) {
 		domain.KindCooldownStarted:         cooldown(0, "a", "gpt", m),
 		domain.KindModelBenched:            bench(0, "gpt", m),
 		domain.KindFallbackSettingsChanged: settings(0, 2),
+		domain.KindModelUnbenched:          unbench(0, "gpt"),
 	}
 	for _, k := range domain.Kinds {
 		ev, ok := payloads[k]

@@ -64,6 +64,11 @@ func bench(d time.Duration, model string, dur time.Duration) domain.Event {
 		Bench: &domain.Bench{Model: model, Until: at(d + dur), Failures: 3, Credentials: []string{"a", "b"}, Reason: "3 failures in 15m"}}
 }
 
+func unbench(d time.Duration, model string) domain.Event {
+	return domain.Event{V: domain.SchemaVersion, Kind: domain.KindModelUnbenched, ID: "unbench-" + model, At: at(d),
+		Unbench: &domain.Unbench{Model: model, By: domain.LiftedByAdmin}}
+}
+
 func settings(d time.Duration, hops int) domain.Event {
 	return domain.Event{V: domain.SchemaVersion, Kind: domain.KindFallbackSettingsChanged, At: at(d),
 		Settings: &domain.FallbackSettings{MaxHops: hops, TimeBudget: domain.Duration(45 * time.Second)}}

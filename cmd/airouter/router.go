@@ -40,6 +40,8 @@ type router struct {
 	// bootSeq is the log's last sequence at start: outcomes up to it were
 	// decided before this process started.
 	bootSeq uint64
+	// damage is what the log lost before start (eventlog.Log.Damage).
+	damage eventlog.Damage
 	// clock is the router's one clock: the decision engine's, the proxy's
 	// (its time, timers and ticker; outcomes are stamped with it) and the
 	// admin API's.
@@ -112,6 +114,13 @@ func (rt *router) restoreProjections(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the log position: %w", err)
 	}
+	if rt.damage, err = rt.log.Damage(ctx); err != nil {
+		return fmt.Errorf("check the log for lost events: %w", err)
+	}
+	if d := rt.damage; d.Missing > 0 {
+		rt.logger.Error("the event log lost events; starting from what it and the checkpoint hold",
+			"missing_events", d.Missing, "missing_from_seq", d.FromSeq, "last_stored_seq", d.LastStored, "cause", d.Cause)
+	}
 	state := rt.restore(ctx, last)
 	rt.live = projections.NewLive(state)
 	rt.bootSeq = last
@@ -171,6 +180,10 @@ func (rt *router) follow(ctx context.Context) error {
 		// Nothing stored (a new log, or every event aged out while the
 		// router was down): the checkpoint is all there is to wait for.
 		last = 0
+	}
+	if rt.damage.Missing > 0 {
+		// The stream's missing tail will never be delivered.
+		last = min(last, rt.damage.LastStored)
 	}
 	if err := rt.live.WaitFor(wctx, last); err != nil {
 		stop()

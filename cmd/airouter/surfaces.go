@@ -89,12 +89,15 @@ const defaultStatusTimeout = time.Second
 func (rt *router) logStatus() adminapi.LogStatus {
 	st := rt.log.Stats()
 	ls := adminapi.LogStatus{
-		Connected: st.Writable,
-		Pending:   st.Pending,
-		Published: st.Published,
-		Dropped:   st.Dropped,
-		Failed:    st.Failed,
-		LastError: st.LastError,
+		Connected:      st.Writable,
+		Pending:        st.Pending,
+		Published:      st.Published,
+		Dropped:        st.Dropped,
+		Failed:         st.Failed,
+		LastError:      st.LastError,
+		StoreFault:     st.StoreFault,
+		MissingEvents:  rt.damage.Missing,
+		MissingFromSeq: rt.damage.FromSeq,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), defaultStatusTimeout)
 	defer cancel()

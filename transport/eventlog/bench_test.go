@@ -342,3 +342,28 @@ func BenchmarkCodec(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPublishControl is one control event (an admin ban) published
+// and acknowledged on a file store: "synced" as the log does it (the
+// event's block files synced before PublishControl returns, durable.go),
+// "unsynced" without the sync, for its cost.
+func BenchmarkPublishControl(b *testing.B) {
+	for _, synced := range []bool{true, false} {
+		name := map[bool]string{true: "synced", false: "unsynced"}[synced]
+		b.Run(name, func(b *testing.B) {
+			l := benchLog(b, b.TempDir())
+			defer closeBench(b, l)
+			if !synced {
+				l.conn.msgsDir = ""
+			}
+			ctx := context.Background()
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := l.PublishControl(ctx, banEvent(fmt.Sprintf("bench/%d", i), "cred-01", "m")); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -15,6 +15,11 @@ import (
 // taken at.
 const CheckpointSeqHeader = "Airouter-Checkpoint-Seq"
 
+// CheckpointLastHeader carries the highest events-stream sequence
+// acknowledged when a checkpoint was saved: a stream that ends below it
+// after a restart lost events (damage.go).
+const CheckpointLastHeader = "Airouter-Checkpoint-Last-Seq"
+
 // checkpointOverhead leaves room for the subject and headers in a message.
 const checkpointOverhead = 1024
 
@@ -35,6 +40,9 @@ func (c *conn) saveCheckpoint(ctx context.Context, seq uint64, data []byte) erro
 	}
 	msg := nats.NewMsg(CheckpointsSubject)
 	msg.Header.Set(CheckpointSeqHeader, strconv.FormatUint(seq, 10))
+	if last := c.acknowledged(ctx); last > 0 {
+		msg.Header.Set(CheckpointLastHeader, strconv.FormatUint(last, 10))
+	}
 	msg.Data = data
 	if _, err := c.cur().js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("save checkpoint at seq %d: %w", seq, err)

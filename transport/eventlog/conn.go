@@ -35,9 +35,19 @@ type conn struct {
 	external bool
 
 	lock    *dirLock       // nil unless this process owns a file store
+	mark    *seqMark       // the store's acknowledged-sequence mark, nil unless lock
 	tempDir string         // a private directory removed on teardown, or ""
 	srv     *server.Server // the embedded server, nil when external
 	ncDone  chan struct{}  // closed when the last connection is closed by close or teardown
+	// priorMark is the mark found at open (of the store, or of the store a
+	// Reader copied): the highest sequence acknowledged before.
+	priorMark uint64
+	// msgsDir holds the events stream's block files when this process
+	// runs the embedded file store; "" otherwise (durable.go).
+	msgsDir string
+	// jsConfig is the embedded file store's JetStream configuration, for
+	// a restart after a store fault (store.go); nil otherwise.
+	jsConfig *server.JetStreamConfig
 
 	// The current session: the client connection, its JetStream context and
 	// the two streams. A connection the client library closed by itself is
@@ -104,12 +114,20 @@ func (c *conn) startEmbedded(ctx context.Context, o Options) error {
 			return err
 		}
 		c.lock = lk
+		c.priorMark = readMark(dir)
+		c.msgsDir = eventsMsgsDir(dir)
+		if c.mark, err = openMark(dir, c.priorMark); err != nil {
+			return err
+		}
 	}
 	s, err := startServer(ctx, o, dir)
 	if err != nil {
 		return err
 	}
 	c.srv = s
+	if o.Storage != StorageMemory {
+		c.recordJetStream(dir)
+	}
 	return nil
 }
 
@@ -233,6 +251,9 @@ func (c *conn) teardown() error {
 	if c.srv != nil {
 		c.srv.Shutdown()
 		c.srv.WaitForShutdown()
+	}
+	if err := c.mark.close(); err != nil {
+		errs = append(errs, fmt.Errorf("close the sequence mark: %w", err))
 	}
 	if err := c.lock.release(); err != nil {
 		errs = append(errs, err)

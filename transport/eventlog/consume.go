@@ -55,6 +55,9 @@ type consumers struct {
 	undecodable atomic.Uint64
 	skipped     atomic.Uint64
 	skips       skipLog
+	// tailHole is the missing tail {last stored, last assigned} Log.Damage
+	// found, or nil.
+	tailHole atomic.Pointer[[2]uint64]
 }
 
 func newConsumers(c *conn, log hclog.Logger, errs *lastError, streamUp func() bool) *consumers {

@@ -79,7 +79,7 @@ func (cs *consumers) watch() {
 			}
 			last, known = info.State.LastSeq, true
 		}
-		if c.position() >= last {
+		if cs.caughtUp(c.position(), last) {
 			c.behind.Store(0)
 			continue
 		}

@@ -62,6 +62,17 @@ func (p *publisher) publishOnce(ctx context.Context, ev domain.Event, cause *uin
 		var stored bool
 		seq, stored, err = p.controlAttempt(ctx, it, ev.ID, cause)
 		if err == nil {
+			p.conn.mark.note(seq)
+			p.conn.mark.write() // an acknowledged control event is marked at once
+			if !durableKind(ev.Kind) {
+				return seq, stored, nil
+			}
+			if _, err := p.conn.syncEvents(); err != nil {
+				// Stored, and kept across a crash; only a power loss
+				// could still lose it.
+				p.errs.set(fmt.Errorf("sync the event store after a control event: %w", err))
+				p.log.Warn("syncing the event store after a control event failed", "seq", seq, "error", err)
+			}
 			return seq, stored, nil
 		}
 		last = err
@@ -88,6 +99,11 @@ func (p *publisher) controlAttempt(ctx context.Context, it pubItem, id string, c
 	if p.conn.reconnecting() {
 		return 0, false, errUnreachable
 	}
+	if fault := p.store.get(); fault != "" && !p.conn.external {
+		// The embedded store's check clears the fault; a publish now
+		// would wait out its timeout unanswered.
+		return 0, false, fmt.Errorf("%w: %s", errStoreFaulted, fault)
+	}
 	actx, cancel := context.WithTimeout(ctx, controlAttemptTimeout)
 	defer cancel()
 	opts := []jetstream.PublishOpt{jetstream.WithMsgID(id)}
@@ -103,7 +119,11 @@ func (p *publisher) controlAttempt(ctx context.Context, it pubItem, id string, c
 	}
 	ack, err := p.conn.cur().js.Publish(actx, it.subject, it.data, opts...)
 	if err != nil {
+		p.reportStoreFull(err)
 		return 0, false, err
+	}
+	if p.conn.external && p.store.clear() {
+		p.log.Info("the event log's store takes events again; publishing resumes")
 	}
 	return ack.Sequence, !ack.Duplicate, nil
 }
@@ -126,6 +146,9 @@ func (p *publisher) lastOnSubject(ctx context.Context, subject string) (uint64, 
 // that found another event stored since it read the subject; not any
 // other refusal by the server.
 func retryable(err error) bool {
+	if errors.Is(err, errStoreFaulted) {
+		return false
+	}
 	var apiErr *jetstream.APIError
 	if !errors.As(err, &apiErr) {
 		return true

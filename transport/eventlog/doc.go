@@ -18,7 +18,7 @@
 //	airouter.events.ban.<credential>.<model>       ban.imposed
 //	airouter.events.unban.<credential>.<model>     ban.lifted
 //	airouter.events.cooldown.<credential>.<model>  cooldown.started
-//	airouter.events.bench.<model>                  model.benched
+//	airouter.events.bench.<model>                  model.benched, model.unbenched
 //	airouter.events.settings.fallback              settings.fallback_changed
 //	airouter.checkpoints.projections               projection checkpoints
 //

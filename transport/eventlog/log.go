@@ -55,6 +55,8 @@ func openIdle(ctx context.Context, opts Options) (*Log, error) {
 	l.conn.onRedial = l.cons.replaceAll
 	l.tick = startTicker(checkInterval, func() {
 		l.pub.reporter.tick()
+		l.conn.mark.write()
+		l.conn.checkStore(&l.pub.store, l.errs, l.cons.replaceAll)
 		l.cons.watch()
 	})
 	return l, nil

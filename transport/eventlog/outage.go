@@ -38,10 +38,11 @@ const (
 	retryCap = 2 * asyncMaxPending
 )
 
-// writable reports whether the log takes events now: connected, and the
-// stream answered the last publish or probe (Stats.Writable).
+// writable reports whether the log takes events now: connected, the
+// stream answered the last publish or probe, and its store is not full
+// (Stats.Writable).
 func (p *publisher) writable() bool {
-	return p.conn.connected() && !p.streamDown.Load()
+	return p.conn.connected() && !p.streamDown.Load() && p.store.get() == ""
 }
 
 // waitWritable blocks the publisher until the log takes events. It returns
@@ -61,6 +62,8 @@ func (p *publisher) waitWritable() bool {
 			if p.probeStream() {
 				return true
 			}
+		case p.storeHeld():
+			wait = connectedPoll
 		default:
 			return true
 		}
@@ -119,6 +122,15 @@ func (p *publisher) requeue(m *nats.Msg) bool {
 		p.log.Warn("the events stream does not answer (no leader?); holding events until it does",
 			"subject", m.Subject)
 	}
+	return p.hold(m)
+}
+
+// hold queues m to be sent again first; it reports false when there is no
+// room.
+func (p *publisher) hold(m *nats.Msg) bool {
+	if p.closing.Load() {
+		return false
+	}
 	it := pubItem{subject: m.Subject, data: m.Data, events: eventsIn(m.Subject, m.Data)}
 	p.unsent.Add(int64(it.events))
 	select {
@@ -134,6 +146,11 @@ func (p *publisher) requeue(m *nats.Msg) bool {
 // again safely (nobody received it).
 func (p *publisher) asyncErr(_ jetstream.JetStream, m *nats.Msg, err error) {
 	if errors.Is(err, jetstream.ErrNoStreamResponse) && p.requeue(m) {
+		return
+	}
+	// A store with no room refused it: nothing was stored, so it is held
+	// and sent again when the store takes events.
+	if p.reportStoreFull(err) && p.hold(m) {
 		return
 	}
 	p.counts.failed.Add(uint64(eventsIn(m.Subject, m.Data)))

@@ -139,6 +139,12 @@ func (p *publisher) publishAsync(it pubItem) {
 	}
 }
 
-func (p *publisher) asyncAck(_ jetstream.JetStream, m *nats.Msg, _ *jetstream.PubAck) {
+func (p *publisher) asyncAck(_ jetstream.JetStream, m *nats.Msg, ack *jetstream.PubAck) {
+	if ack != nil {
+		p.conn.mark.note(ack.Sequence)
+	}
+	if p.conn.external && p.store.clear() {
+		p.log.Info("the event log's store takes events again; publishing resumes")
+	}
 	p.counts.published.Add(uint64(eventsIn(m.Subject, m.Data)))
 }

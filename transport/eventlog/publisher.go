@@ -40,6 +40,8 @@ type publisher struct {
 
 	// streamDown is whether the stream left the last publish unanswered.
 	streamDown atomic.Bool
+	// store is the store's health: a full store holds events (store.go).
+	store storeState
 	// unsent counts the events taken from the queue (or sent back to the
 	// retry queue) and not yet handed to the client: Stats.Pending.
 	unsent atomic.Int64
@@ -241,4 +243,6 @@ func (p *publisher) addStats(s *Stats) {
 		s.InFlight = p.conn.cur().js.PublishAsyncPending()
 	}
 	s.Writable = p.writable()
+	s.StoreFault = p.store.get()
+	s.StoreRestarts = p.store.restarts.Load()
 }

@@ -78,6 +78,13 @@ func OpenReader(ctx context.Context, o ReaderOptions) (*Reader, error) {
 	r.cons = newConsumers(r.conn, r.log, r.errs, r.conn.connected)
 	r.conn.onRedial = r.cons.replaceAll
 	r.tick = startTicker(checkInterval, r.cons.watch)
+	d, err := r.conn.checkDamage(ctx)
+	if err == nil {
+		err = d.Err()
+	}
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("open the event log for reading: %w", err), r.Close(context.Background()))
+	}
 	return r, nil
 }
 
@@ -125,6 +132,9 @@ func (c *conn) startCopy(ctx context.Context, o ReaderOptions) error {
 		return fmt.Errorf("make a directory for a copy of the event log: %w", err)
 	}
 	c.tempDir = dir
+	// The mark is read before the copy: everything it counts is in the
+	// files by then (the server writes a message before acknowledging it).
+	c.priorMark = readMark(o.StoreDir)
 	if err := copyStore(src, filepath.Join(dir, "jetstream")); err != nil {
 		return fmt.Errorf("copy the event log in %q: %w", o.StoreDir, err)
 	}

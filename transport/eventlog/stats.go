@@ -34,6 +34,12 @@ type Stats struct {
 	// while a restarted cluster has no stream leader yet).
 	Connected bool
 	Writable  bool
+	// StoreFault names why the store cannot write ("store full: ...");
+	// "" while it writes. Writable is false while it is set.
+	// StoreRestarts counts JetStream restarts on the embedded store after
+	// a fault was cleared by freeing space.
+	StoreFault    string
+	StoreRestarts uint64
 	// LastError is the most recent publish, consume or connection error,
 	// "" if none.
 	LastError string

@@ -39,6 +39,10 @@ func Subject(ev domain.Event) string {
 		return pairSubject("cooldown.", ev.Cooldown.Credential, ev.Cooldown.Model)
 	case ev.Kind == domain.KindModelBenched && ev.Bench != nil:
 		return subjectPrefix + "bench." + EscapeToken(ev.Bench.Model)
+	case ev.Kind == domain.KindModelUnbenched && ev.Unbench != nil:
+		// The benches' subject: a bench decided on an outcome before the
+		// lift finds the lift stored after its cause and is not stored.
+		return subjectPrefix + "bench." + EscapeToken(ev.Unbench.Model)
 	case ev.Kind == domain.KindFallbackSettingsChanged && ev.Settings != nil:
 		return subjectPrefix + "settings.fallback"
 	}

@@ -33,6 +33,8 @@ func TestSubject(t *testing.T) {
 			"airouter.events.cooldown.c2.a~7Eb"},
 		{"bench", domain.Event{Kind: domain.KindModelBenched, Bench: &domain.Bench{Model: "gpt-4o"}},
 			"airouter.events.bench.gpt-4o"},
+		{"unbench: the benches' subject", domain.Event{Kind: domain.KindModelUnbenched, Unbench: &domain.Unbench{Model: "gpt-4.1"}},
+			"airouter.events.bench.gpt-4~2E1"},
 		{"settings", domain.Event{Kind: domain.KindFallbackSettingsChanged, Settings: &domain.FallbackSettings{MaxHops: 3}},
 			"airouter.events.settings.fallback"},
 		{"unknown kind", domain.Event{Kind: "x.y"}, ""},

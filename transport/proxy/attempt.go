@@ -23,12 +23,13 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 	timer := p.armAttempt(rq, cancel)
 
 	sent := p.clock.Now()
-	resp, err := p.transport.RoundTrip(p.upstreamRequest(ctx, r, rq, c))
+	var phase bodyPhase
+	resp, err := p.transport.RoundTrip(p.upstreamRequest(phase.trace(ctx), r, rq, c))
 	h.ms = p.clock.Now().Sub(sent).Milliseconds()
 	if err != nil {
 		stopTimer(timer)
 		class, budget := failureClass(r, ctx, err)
-		h.class, h.msg = class, transportMessage(err)
+		h.class, h.msg, h.bodyUnsent = class, transportMessage(err), phase.unsent()
 		return p.fail(rq, h, budget)
 	}
 	if resp.StatusCode/100 == 2 && isEventStream(resp.Header) {

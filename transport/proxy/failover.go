@@ -46,6 +46,7 @@ type hop struct {
 	ms         int64 // latency to response headers or failure
 	retryAfter time.Duration
 	msg        string // the upstream's error message, redacted
+	bodyUnsent bool   // failed while the upstream was still receiving the body
 }
 
 // The causes an attempt's context can be cut with.
@@ -176,6 +177,7 @@ func (p *Proxy) report(rq *request, h *hop, attempt int, budget bool) {
 		RequestID:    rq.id,
 		RetryAfterMS: h.retryAfter.Milliseconds(),
 		Proxy:        h.cand.cred.proxy,
+		BodyUnsent:   h.bodyUnsent,
 	}
 	p.record(o)
 	p.metrics.Attempt(o.Credential, o.Model, rq.ep.String(), o.Code(), time.Duration(h.ms)*time.Millisecond)

@@ -93,7 +93,7 @@ func skipValue(b []byte, i int) (int, bool) {
 }
 
 // members calls fn for each member of the object b (surrounding whitespace
-// allowed) with the raw key (escapes not decoded) and the value bounds, and
+// allowed) with the key (escapes decoded) and the value bounds, and
 // stops when fn returns false. It reports whether b is a well-formed
 // object as far as it walked.
 func members(b []byte, fn func(key []byte, vs, ve int) bool) bool {
@@ -114,6 +114,15 @@ func members(b []byte, fn func(key []byte, vs, ve int) bool) bool {
 			return false
 		}
 		key := b[i+1 : ke-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			// An escaped key reads as its decoded name, as it does
+			// upstream: "mod\u0065l" is the model.
+			k, ok := stringValue(b[i:ke])
+			if !ok {
+				return false
+			}
+			key = []byte(k)
+		}
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
 			return false

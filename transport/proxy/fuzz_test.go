@@ -1,0 +1,395 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// Fuzz targets for every decoder of bytes from outside the process: a
+// client's request body, and an upstream's answer (usage, stream events,
+// error bodies). Their seed corpora run in every `go test`; fuzz one at a
+// time with, e.g., go test ./transport/proxy -run '^$' -fuzz '^FuzzParseBody$' -fuzztime 45s.
+
+// requestSeeds are request bodies of the shapes clients send.
+var requestSeeds = []string{
+	chatReq,
+	`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}],"max_tokens":64}`,
+	`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":false},"messages":[]}`,
+	`{"model":"gpt-4o","prompt":"Say \"hi\"\\n","max_tokens":5,"temperature":0.2,"stop":["\n"]}`,
+	`{"model":"gpt-4o","input":"hello","stream":true,"max_output_tokens":100,"tools":[{"type":"web_search"}]}`,
+	`{"model":"gpt-4o","max_tokens":1024,"system":"be brief","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"stream":true}`,
+	`{"model":"gpt-4o","input":["a","b"],"encoding_format":"float"}`,
+	"{\n  \"messages\": [{\"role\": \"user\", \"content\": \"\\u00e9\\ud83d\\ude00\"}],\n  \"model\": \"gpt-4o\"\n}\n",
+	`{"model":"gpt-4o","tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"model":{"type":"string"}}}}}]}`,
+	`{"model":"m","mod\u0065l":"gpt-4o"}`,
+	`{"model":"gpt-4o","stream":true,"stream":false}`,
+	`{"model":"gpt-4o"} trailing`,
+	`{"model":"gpt-4o","a":[1,2}`,
+	`{"model":"a\"b","x":"\\"}`,
+	`{"model":5}`, `{"model":""}`, `[]`, `{`, `"`, `{"model":}`, ``,
+}
+
+// FuzzParseBody: no input makes the request body walker panic; on valid
+// JSON it reads model, stream and stream_options as encoding/json does
+// (last member wins, escaped keys decoded); and a body it accepts keeps
+// every byte outside the model token when the model is replaced, and stays
+// JSON when usage is asked for.
+func FuzzParseBody(f *testing.F) {
+	for _, s := range requestSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cb, err := parseBody(bytes.Clone(b))
+		if json.Valid(b) {
+			checkBodyAgrees(t, b, cb, err)
+		}
+		if err != nil {
+			return
+		}
+		out := cb.withModel([]byte(`"X"`))
+		if !bytes.Equal(out[:cb.ms], b[:cb.ms]) || !bytes.Equal(out[cb.ms+3:], b[cb.me:]) {
+			t.Errorf("withModel changed bytes outside the model: %q -> %q", b, out)
+		}
+		cb.includeUsage()
+		if json.Valid(b) && !json.Valid(cb.raw) {
+			t.Errorf("includeUsage made %q invalid: %q", b, cb.raw)
+		}
+	})
+}
+
+// checkBodyAgrees compares parseBody's reading of a valid JSON body with
+// encoding/json's.
+func checkBodyAgrees(t *testing.T, b []byte, cb clientBody, err error) {
+	t.Helper()
+	top, isObject := jsonMembers(b)
+	if !isObject {
+		if !errors.Is(err, errNotJSON) {
+			t.Errorf("%q is not an object: err %v, want %v", b, err, errNotJSON)
+		}
+		return
+	}
+	last := map[string]json.RawMessage{}
+	for _, m := range top {
+		last[m.key] = m.val
+	}
+	var model string
+	isString := json.Unmarshal(last["model"], &model) == nil && len(last["model"]) > 0 && last["model"][0] == '"'
+	switch {
+	case !isString || model == "":
+		if !errors.Is(err, errNoModel) {
+			t.Errorf("%q: err %v, want %v", b, err, errNoModel)
+		}
+		return
+	case err != nil:
+		t.Errorf("%q: err %v, want model %q", b, err, model)
+		return
+	}
+	if cb.model != model && utf8.Valid(last["model"]) {
+		t.Errorf("%q: model %q, encoding/json reads %q", b, cb.model, model)
+	}
+	if want := string(last["stream"]) == "true"; cb.stream != want {
+		t.Errorf("%q: stream %v, encoding/json reads %v", b, cb.stream, want)
+	}
+	if _, want := last["stream_options"]; cb.hasStreamOptions != want {
+		t.Errorf("%q: stream_options %v, encoding/json reads %v", b, cb.hasStreamOptions, want)
+	}
+}
+
+// member is one member of a JSON object as encoding/json reads it.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// jsonMembers lists the members of a valid JSON document that is an
+// object, duplicates and all, in order; ok is false for any other value.
+func jsonMembers(b []byte) (_ []member, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		out = append(out, member{key: tok.(string), val: v})
+	}
+	return out, true
+}
+
+// handlerRig is one proxy, built once per fuzz run, routing gpt-4o to an
+// upstream on 127.0.0.1 that answers every request with a chat completion
+// and keeps the last body it received.
+type handlerRig struct {
+	h    http.Handler
+	mu   sync.Mutex
+	last []byte
+}
+
+func newHandlerRig(f *testing.F) *handlerRig {
+	hr := &handlerRig{}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		hr.mu.Lock()
+		hr.last = b
+		hr.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, chatOK("hello"))
+	}))
+	f.Cleanup(up.Close)
+	p, err := New(Deps{
+		Credentials: []Credential{{Name: "c1", Type: domain.CredentialOpenAI, BaseURL: up.URL + "/v1",
+			APIKey: "sk-test-c1-0123456789abcdef"}},
+		Routes:    routesFor("gpt-4o", "c1"),
+		MasterKey: masterKey,
+		Gate:      func() Gate { return mapGate{} },
+		Record:    func(domain.Outcome) {},
+		Logger:    hclog.NewNullLogger(),
+		Clock:     clockwork.NewFakeClockAt(clockStart),
+	})
+	if err != nil {
+		f.Fatalf("New: %v", err)
+	}
+	f.Cleanup(p.Close)
+	hr.h = p.Handler()
+	return hr
+}
+
+// post sends b to path with the master key through the handler, and
+// returns the answer and the body the upstream received (nil for none).
+func (hr *handlerRig) post(path string, b []byte) (*httptest.ResponseRecorder, []byte) {
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+masterKey)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	hr.mu.Lock()
+	hr.last = nil
+	hr.mu.Unlock()
+	hr.h.ServeHTTP(rec, req)
+	hr.mu.Lock()
+	defer hr.mu.Unlock()
+	return rec, hr.last
+}
+
+var fuzzPaths = []string{"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages", "/v1/embeddings"}
+
+// FuzzHandlerBody: whatever body a client posts to any surface, the real
+// handler answers without a panic and never with a 5xx (the upstream is
+// healthy); a body the walker rejects is a 400 with the reason; a valid
+// JSON body for a served model reaches the upstream still valid JSON.
+func FuzzHandlerBody(f *testing.F) {
+	for i, s := range requestSeeds {
+		f.Add(uint8(i), []byte(s))
+	}
+	hr := newHandlerRig(f)
+	if rec, sent := hr.post(fuzzPaths[0], []byte(chatReq)); rec.Code != http.StatusOK || sent == nil {
+		f.Fatalf("the rig does not serve %s: %d %s", chatReq, rec.Code, rec.Body)
+	}
+	f.Fuzz(func(t *testing.T, ep uint8, b []byte) {
+		path := fuzzPaths[int(ep)%len(fuzzPaths)]
+		rec, sent := hr.post(path, b)
+		if rec.Code >= 500 {
+			t.Fatalf("POST %s %q: status %d: %s", path, b, rec.Code, rec.Body)
+		}
+		if _, err := parseBody(bytes.Clone(b)); err != nil {
+			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), err.Error()) {
+				t.Fatalf("POST %s %q: status %d %s, want 400 %q", path, b, rec.Code, rec.Body, err)
+			}
+			return
+		}
+		if rec.Code == http.StatusOK && json.Valid(b) && !json.Valid(sent) {
+			t.Fatalf("POST %s %q: the upstream got invalid JSON %q", path, b, sent)
+		}
+	})
+}
+
+// usageSeeds are upstream answers and stream events that report usage.
+var usageSeeds = []string{
+	chatOK("hi"),
+	`{"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}}`,
+	`{"type":"message_start","message":{"id":"m","usage":{"input_tokens":25,"output_tokens":1}}}`,
+	`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}`,
+	`{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12}}}`,
+	`{"object":"list","data":[],"usage":{"prompt_tokens":8,"total_tokens":8}}`,
+	`{"usage":{"total_tokens":1.5e3,"prompt_tokens":-4,"completion_tokens":"7"}}`,
+	`{"usage":{"total_tokens":123456789012345678901234567890}}`,
+	`{"usage":null,"usage":{"tot\u0061l_tokens":9}}`,
+	`{"usage":{"total_tokens":3},"usage":{"total_tokens":2}}`,
+	`{"usage":{"total_tokens":3`, `{"usage":[1]}`, `[]`, ``,
+}
+
+// FuzzUsage: no upstream body makes usage extraction panic; on valid JSON
+// the tokens counted are encoding/json's reading of the same numbers
+// (duplicates: the largest); and a stream's usage does not depend on how
+// its bytes were split between reads.
+func FuzzUsage(f *testing.F) {
+	for i, s := range usageSeeds {
+		f.Add([]byte(s), uint16(i*7))
+	}
+	f.Fuzz(func(t *testing.T, b []byte, cut uint16) {
+		got := bodyTokens(b)
+		if json.Valid(b) {
+			if want, ok := refTokens(b); ok && got != want {
+				t.Errorf("%q: %d tokens, encoding/json reads %d", b, got, want)
+			}
+		}
+		stream := []byte("data: " + string(bytes.ReplaceAll(b, []byte("\n"), nil)) + "\n\ndata: [DONE]\n\n")
+		var whole, split sseUsage
+		whole.feed(stream)
+		at := int(cut) % (len(stream) + 1)
+		split.feed(stream[:at])
+		split.feed(stream[at:])
+		if whole.counts.tokens() != split.counts.tokens() {
+			t.Errorf("%q: %d tokens whole, %d split at %d", stream, whole.counts.tokens(), split.counts.tokens(), at)
+		}
+	})
+}
+
+// refTokens is bodyTokens by encoding/json. ok is false when a number is
+// too large for the comparison to be exact (token counts never are).
+func refTokens(b []byte) (_ int64, ok bool) {
+	var t struct{ total, in, out int64 }
+	ok = true
+	add := func(u json.RawMessage) {
+		ms, _ := jsonMembers(u)
+		for _, m := range ms {
+			n, exact := refInt(m.val)
+			ok = ok && exact
+			switch m.key {
+			case "total_tokens":
+				t.total = max(t.total, n)
+			case "input_tokens", "prompt_tokens":
+				t.in = max(t.in, n)
+			case "output_tokens", "completion_tokens":
+				t.out = max(t.out, n)
+			}
+		}
+	}
+	top, _ := jsonMembers(b)
+	for _, m := range top {
+		switch m.key {
+		case "usage":
+			add(m.val)
+		case "message", "response":
+			inner, _ := jsonMembers(m.val)
+			for _, im := range inner {
+				if im.key == "usage" {
+					add(im.val) // the first one
+					break
+				}
+			}
+		}
+	}
+	if t.total > 0 {
+		return t.total, ok
+	}
+	return t.in + t.out, ok
+}
+
+// refInt reads a JSON number as the proxy does (a float truncated); any
+// other value is 0.
+func refInt(v json.RawMessage) (n int64, exact bool) {
+	var num json.Number
+	if len(v) == 0 || v[0] == '"' || json.Unmarshal(v, &num) != nil {
+		return 0, true
+	}
+	x, err := strconv.ParseFloat(num.String(), 64)
+	if err != nil || x > 1e15 || x < -1e15 {
+		return 0, false
+	}
+	return int64(x), true
+}
+
+// streamSeeds are the starts of event streams as the surfaces send them.
+var streamSeeds = []string{
+	sse(`{"id":"c","choices":[{"index":0,"delta":{"role":"assistant"}}]}`) + chunk("hi") + "data: [DONE]\n\n",
+	": keep-alive\n\n" + chunk("") + sse(`{"choices":[{"delta":{"reasoning_content":"hm"}}]}`),
+	"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3}}}\n\n",
+	"event: response.created\r\ndata: {\"type\":\"response.created\"}\r\n\r\n",
+	"event: error\ndata: {\"type\":\"error\",\"error\":{\"message\":\"overloaded sk-test-c1-0123456789abcdef\"}}\n\n",
+	sse(`{"type":"response.failed","response":{"error":{"message":"boom"}}}`),
+	sse(`{"error":{"message":"key sk-test-c1-0123456789abcdef is bad"}}`),
+	sse(`{"choices":[{"delta":{"content":"par`), "data: [DONE]\n\n", "\n\n\n", "",
+}
+
+// FuzzStreamStart: no stream start makes the SSE event parsing panic or
+// point outside its bytes, for any surface; an in-band error's message
+// never carries a configured key.
+func FuzzStreamStart(f *testing.F) {
+	for i, s := range streamSeeds {
+		f.Add(uint8(i), []byte(s))
+	}
+	sec := newSecrets("sk-test-c1-0123456789abcdef")
+	f.Fuzz(func(t *testing.T, e uint8, b []byte) {
+		ep := []endpoint{epChat, epCompletions, epResponses, epMessages, epEmbeddings}[int(e)%5]
+		end := firstDataEventEnd(b, ep)
+		if end < endedEmpty || end > len(b) {
+			t.Fatalf("%q: first event ends at %d of %d", b, end, len(b))
+		}
+		hasContentEvent(b, ep)
+		contentless(ep, eventData(b))
+		if msg, bad := inBandError(b, sec); bad && strings.Contains(msg, "sk-test-c1-0123456789abcdef") {
+			t.Fatalf("%q: in-band error message %q carries the key", b, msg)
+		}
+		buf := make([]byte, firstEventMax+len(b))
+		n, end, _ := readFirstEvent(bytes.NewReader(b), buf, 0, ep)
+		if n != len(b) && n < firstEventMax || end < endedEmpty || end > n {
+			t.Fatalf("%q: readFirstEvent read %d, end %d", b, n, end)
+		}
+	})
+}
+
+// errorSeeds are upstream error bodies.
+var errorSeeds = []string{
+	`{"error":{"message":"Rate limit reached for gpt-4o","type":"requests","code":"rate_limit_exceeded"}}`,
+	`{"error":{"message":"The model ` + "`gpt-5`" + ` does not exist","code":"model_not_found"}}`,
+	`{"error":{"code":"content_filter","message":"ResponsibleAIPolicyViolation"}}`,
+	`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+	`{"error":"invalid key sk-test-c1-0123456789abcdef for user a@b.example"}`,
+	`{"message":"Unauthorized","detail":"Bearer sk-test-c1-0123456789abcdef"}`,
+	`<html><body>502 Bad Gateway</body></html>`,
+	chatEmpty, `{"content":[{"type":"text","text":""}]}`, `{"output":[{"type":"reasoning"}]}`,
+	`{"error":{"message":"\ud800"}}`, `{"error":`, ``,
+}
+
+// FuzzClassify: no upstream status and body make classification or the
+// error message extraction panic; the message never carries a configured
+// key and stays bounded.
+func FuzzClassify(f *testing.F) {
+	statuses := []int{200, 400, 401, 403, 404, 408, 429, 500, 502, 503, 529}
+	for i, s := range errorSeeds {
+		f.Add(uint8(i), uint16(statuses[i%len(statuses)]), []byte(s))
+	}
+	sec := newSecrets("sk-test-c1-0123456789abcdef")
+	f.Fuzz(func(t *testing.T, e uint8, status uint16, b []byte) {
+		ep := []endpoint{epChat, epCompletions, epResponses, epMessages, epEmbeddings}[int(e)%5]
+		classify(ep, int(status), b)
+		msg := errorMessage(b, sec)
+		if strings.Contains(msg, "sk-test-c1-0123456789abcdef") {
+			t.Fatalf("%q: message %q carries the key", b, msg)
+		}
+		if len(msg) > 4*maxMessage+64 {
+			t.Fatalf("%q: message of %d bytes", b, len(msg))
+		}
+	})
+}
