@@ -147,19 +147,7 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			h.BannedPairs++
 		}
 	}
-	for _, c := range a.creds {
-		ch := CredentialHealth{
-			Type: string(c.Type), IsFallback: c.IsFallback, Weight: weight(c.Weight, 1),
-			LimitRPM: limit(c.RPM), LimitTPM: limit(c.TPM),
-		}
-		ch.CurrentRPM, ch.CurrentTPM = a.usage(c.Name, "")
-		if b, ok := snap.CredentialBan(c.Name, now); ok {
-			ch.IsBanned, ch.BanOrigin, ch.BanReason, ch.BanUntil = true, b.Origin, b.Reason, b.Until
-		} else {
-			h.CredentialsAvailable++
-		}
-		h.Credentials[c.Name] = ch
-	}
+	a.credentialsHealth(&h, snap, now)
 	// A credential is usable when one of its known pairs is not banned, or
 	// when it has no known pair and no ban: /health answers 503 only when
 	// none is, even though credentials_available counts only credentials
@@ -203,17 +191,41 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			h.Credentials[p.Credential] = ch
 		}
 	}
-	h.Status = StatusUnhealthy
+	h.Status = a.status(h, pairsOf, openPairs)
+	return h
+}
+
+// credentialsHealth fills h's per-credential entries and counts the
+// credentials without a credential-wide ban.
+func (a *API) credentialsHealth(h *Health, snap *projections.Snapshot, now time.Time) {
+	for _, c := range a.creds {
+		ch := CredentialHealth{
+			Type: string(c.Type), IsFallback: c.IsFallback, Weight: weight(c.Weight, 1),
+			LimitRPM: limit(c.RPM), LimitTPM: limit(c.TPM),
+		}
+		ch.CurrentRPM, ch.CurrentTPM = a.usage(c.Name, "")
+		if b, ok := snap.CredentialBan(c.Name, now); ok {
+			ch.IsBanned, ch.BanOrigin, ch.BanReason, ch.BanUntil = true, b.Origin, b.Reason, b.Until
+		} else {
+			h.CredentialsAvailable++
+		}
+		h.Credentials[c.Name] = ch
+	}
+}
+
+// status judges h: unhealthy when no credential has an open pair (or, with
+// no known pair, no ban); degraded when it can route but the log cannot
+// take events, lost some, or its store is full.
+func (a *API) status(h Health, pairsOf, openPairs map[string]int) string {
 	for _, c := range a.creds {
 		if openPairs[c.Name] > 0 || (pairsOf[c.Name] == 0 && !h.Credentials[c.Name].IsBanned) {
-			h.Status = StatusHealthy
-			break
+			if (!h.Log.Connected || h.Log.StoreFault != "" || h.Log.MissingEvents > 0) && !a.noLog {
+				return StatusDegraded
+			}
+			return StatusHealthy
 		}
 	}
-	if h.Status == StatusHealthy && (!h.Log.Connected || h.Log.StoreFault != "" || h.Log.MissingEvents > 0) && !a.noLog {
-		h.Status = StatusDegraded
-	}
-	return h
+	return StatusUnhealthy
 }
 
 // knownPairs are the configured and learned pairs, then the pairs the log
