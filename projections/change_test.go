@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -192,17 +191,7 @@ func TestPropertyReportIsTheBanTableDiff(t *testing.T) {
 				t.Fatalf("event %d (%s): lifted %d bans, the snapshot before showed %d active", i, ev.Kind, lifted, active)
 			}
 		}
-		a, err := plain.MarshalCheckpoint()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := s.MarshalCheckpoint()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(a, b) {
-			t.Fatalf("ApplyReport and Apply fold differently:\n%s\n%s", a, b)
-		}
+		sameState(t, "ApplyReport and Apply fold differently", plain, s)
 	})
 }
 

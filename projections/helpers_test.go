@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 
@@ -126,4 +127,25 @@ func sameCounts(got, want map[int]int) bool {
 		}
 	}
 	return true
+}
+
+// sameState fails with what when a and b do not hold the same state, as
+// their checkpoints show it.
+func sameState(t interface {
+	Helper()
+	Fatal(...any)
+	Fatalf(string, ...any)
+}, what string, a, b *State) {
+	t.Helper()
+	ca, err := a.MarshalCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := b.MarshalCheckpoint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(ca, cb) {
+		t.Fatalf("%s:\n%s\n%s", what, ca, cb)
+	}
 }

@@ -136,17 +136,7 @@ func TestPropertyCheckpointChunks(t *testing.T) {
 				t.Fatalf("read back a checkpoint at %d: %v", cut, err)
 			}
 		}
-		a, err := whole.MarshalCheckpoint()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := s.MarshalCheckpoint()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(a, b) {
-			t.Fatalf("checkpoints differ:\nwhole  %s\nchunks %s", a, b)
-		}
+		sameState(t, "checkpoints differ (whole, then in chunks)", whole, s)
 		for _, now := range judged(evs) {
 			if va, vb := viewJSON(t, whole.Snapshot(), now), viewJSON(t, s.Snapshot(), now); !bytes.Equal(va, vb) {
 				t.Fatalf("views at %v differ:\nwhole  %s\nchunks %s", now, va, vb)

@@ -2,64 +2,30 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/airouter/airouter/internal/testkit"
 )
 
-// soloNATS is one stand-alone nats-server with JetStream on 127.0.0.1 that
-// can stop and start again on the same port and store.
+// soloNATS is a stand-alone nats-server (testkit.NATS) that can also
+// drop the router's connections.
 type soloNATS struct {
-	t    *testing.T
-	dir  string
-	port int
-	srv  *server.Server
+	*testkit.NATS
+	t *testing.T
 }
 
 func startSoloNATS(t *testing.T) *soloNATS {
 	t.Helper()
-	n := &soloNATS{t: t, dir: t.TempDir(), port: -1}
-	n.start()
-	n.port = n.srv.Addr().(*net.TCPAddr).Port
-	t.Cleanup(n.stop)
-	return n
-}
-
-func (n *soloNATS) start() {
-	n.t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: n.port, NoSigs: true, NoLog: true,
-		JetStream: true, StoreDir: n.dir, JetStreamMaxStore: 4 << 30, DisableJetStreamBanner: true,
-	})
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		s.Shutdown()
-		n.t.Fatal("nats-server did not start")
-	}
-	n.srv = s
-}
-
-func (n *soloNATS) stop() {
-	if n.srv != nil {
-		n.srv.Shutdown()
-		n.srv.WaitForShutdown()
-		n.srv = nil
-	}
+	return &soloNATS{NATS: testkit.StartNATS(t), t: t}
 }
 
 // routerConns are the server's ids of the router's client connections.
 func (n *soloNATS) routerConns() map[uint64]bool {
 	n.t.Helper()
-	cz, err := n.srv.Connz(&server.ConnzOptions{})
+	cz, err := n.Server().Connz(&server.ConnzOptions{})
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -81,7 +47,7 @@ func (n *soloNATS) kickRouter() {
 		n.t.Fatal("no airouter connection to kick")
 	}
 	for id := range kicked {
-		if err := n.srv.DisconnectClientByID(id); err != nil {
+		if err := n.Server().DisconnectClientByID(id); err != nil {
 			n.t.Fatal(err)
 		}
 	}
@@ -117,7 +83,7 @@ func healthStatus(t *testing.T, r *running) (int, string, healthDoc) {
 func TestHealthIsDegradedWhileTheLogIsDown(t *testing.T) {
 	ns := startSoloNATS(t)
 	upA, upB := newUpstream(t, 200), newUpstream(t, 200)
-	r := start(t, buildConfig(t, fmt.Sprintf("events:\n  nats_url: nats://127.0.0.1:%d\n", ns.port), "", upA, upB))
+	r := start(t, buildConfig(t, "events:\n  nats_url: "+ns.URL()+"\n", "", upA, upB))
 	if code, status, h := healthStatus(t, r); code != 200 || status != "healthy" || !h.Log.Connected {
 		t.Fatalf("/health before: %d %q connected %v", code, status, h.Log.Connected)
 	}
@@ -126,7 +92,7 @@ func TestHealthIsDegradedWhileTheLogIsDown(t *testing.T) {
 		return code
 	}
 
-	ns.stop()
+	ns.Stop()
 	testkit.Eventually(t, "/health degraded", func() bool {
 		code, status, h := healthStatus(t, r)
 		return code == 200 && status == "degraded" && !h.Log.Connected && h.Log.LastError != ""
@@ -138,7 +104,7 @@ func TestHealthIsDegradedWhileTheLogIsDown(t *testing.T) {
 		t.Fatalf("ban while the log is down: %d, want 503", code)
 	}
 
-	ns.start()
+	ns.Start()
 	testkit.Eventually(t, "/health healthy after the outage", func() bool {
 		code, status, h := healthStatus(t, r)
 		return code == 200 && status == "healthy" && h.Log.Connected

@@ -4,72 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/airouter/airouter/internal/testkit"
 )
-
-// natsServer is a stand-alone nats-server with JetStream on 127.0.0.1,
-// playing an external cluster that can go away and come back on the same
-// port and store.
-type natsServer struct {
-	t    *testing.T
-	dir  string
-	port int // -1 until the first start picked one
-	srv  *server.Server
-}
-
-func startNATS(t *testing.T) *natsServer {
-	t.Helper()
-	n := &natsServer{t: t, dir: t.TempDir(), port: -1}
-	n.start()
-	n.port = n.srv.Addr().(*net.TCPAddr).Port
-	t.Cleanup(n.stop)
-	return n
-}
-
-func (n *natsServer) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", n.port) }
-
-func (n *natsServer) start() {
-	n.t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: n.port, NoSigs: true, NoLog: true,
-		JetStream: true, StoreDir: n.dir, JetStreamMaxStore: 1 << 30,
-		DisableJetStreamBanner: true,
-	})
-	if err != nil {
-		n.t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		s.Shutdown()
-		n.t.Fatal("nats-server did not start")
-	}
-	n.srv = s
-}
-
-func (n *natsServer) stop() {
-	if n.srv != nil {
-		n.srv.Shutdown()
-		n.srv.WaitForShutdown()
-		n.srv = nil
-	}
-}
 
 // While the external NATS is gone, Publish keeps answering at once: the
 // queue holds what fits, the rest is dropped, counted and logged, queries
 // fail fast, and when NATS is back every held event is stored, none twice.
 func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
-	ns := startNATS(t)
+	ns := testkit.StartNATS(t)
 	var logs testkit.Buffer
 	l := openTest(t, Options{
-		NatsURL: ns.url(), QueueSize: 8, MaxBytes: 64 << 20,
+		NatsURL: ns.URL(), QueueSize: 8, MaxBytes: 64 << 20,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
 	})
 	ctx := testkit.Context(t)
@@ -82,7 +33,7 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ns.stop()
+	ns.Stop()
 	testkit.Eventually(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
 	if l.Stats().Writable {
 		t.Error("Writable while disconnected")
@@ -107,7 +58,7 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 		return strings.Contains(logs.String(), fmt.Sprintf("dropped_total=%d", 12-accepted))
 	})
 
-	ns.start()
+	ns.Start()
 	if err := l.Flush(ctx); err != nil {
 		t.Fatalf("Flush after NATS came back: %v", err)
 	}
@@ -165,12 +116,12 @@ func TestUnansweredPublishesAreSentAgainWhenTheStreamAnswers(t *testing.T) {
 // Closing while NATS is gone does not wait for it: what is queued is
 // counted as dropped and Close reports no error.
 func TestCloseDuringAnOutageCountsTheQueueAsDropped(t *testing.T) {
-	ns := startNATS(t)
-	l, err := Open(testkit.Context(t), Options{NatsURL: ns.url(), MaxBytes: 64 << 20, Logger: testkit.Logger(t, hclog.Warn)})
+	ns := testkit.StartNATS(t)
+	l, err := Open(testkit.Context(t), Options{NatsURL: ns.URL(), MaxBytes: 64 << 20, Logger: testkit.Logger(t, hclog.Warn)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns.stop()
+	ns.Stop()
 	testkit.Eventually(t, "the disconnect to be noticed", func() bool { return !l.Stats().Connected })
 	for i := range 3 {
 		l.Publish(outcomeEvent(i))
