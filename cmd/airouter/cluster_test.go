@@ -307,18 +307,20 @@ func banAndWait(t testing.TB, from, to *running, cred, model string) convergence
 	t.Helper()
 	nameInLog(t, from, cred, model)
 	seen := make(chan time.Time, 1)
-	next := to.live.Load().Seq() + 1
 	start := time.Now()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		for seq := next; ; seq = to.live.Load().Seq() + 1 {
-			if err := to.live.WaitFor(ctx, seq); err != nil {
-				seen <- time.Time{}
-				return
-			}
+		for {
+			// The position is read before the check, so a ban folded
+			// between the two is never waited past.
+			seq := to.live.Load().Seq()
 			if blocked(to, cred, model) {
 				seen <- time.Now()
+				return
+			}
+			if err := to.live.WaitFor(ctx, seq+1); err != nil {
+				seen <- time.Time{}
 				return
 			}
 		}
