@@ -101,8 +101,8 @@ type Deps struct {
 	// until an operator changes them.
 	DefaultSettings domain.FallbackSettings
 
-	// Registry receives every metric; nil makes a fresh one (see
-	// API.Registry).
+	// Registry receives every metric; nil makes a fresh one with the
+	// process and Go runtime collectors (see API.Registry).
 	Registry *prometheus.Registry
 	// Logger receives the ban, unban, bench and settings lines and the
 	// handlers' errors; nil discards them.
@@ -167,6 +167,15 @@ type API struct {
 	// and a partial settings change read the state their event replaces.
 	writeMu sync.Mutex
 	empty   *projections.Snapshot
+
+	// deps are the dependencies New was given: PastView renders the
+	// views of the past with them.
+	deps Deps
+	// history, set once by SetHistory, answers the views of the past;
+	// pastSlots holds one token per view being folded.
+	history    History
+	pastLimits PastLimits
+	pastSlots  chan struct{}
 }
 
 // New checks the dependencies and registers the metrics.
@@ -191,6 +200,7 @@ func New(d Deps) (*API, error) {
 		newID:      d.NewID,
 		timeout:    d.ChangeTimeout,
 		empty:      projections.NewState().Snapshot(),
+		deps:       d,
 	}
 	for _, c := range a.creds {
 		a.byName[c.Name] = c
@@ -214,6 +224,9 @@ func New(d Deps) (*API, error) {
 	}
 	if a.registry == nil {
 		a.registry = prometheus.NewRegistry()
+		if err := registerRuntime(a.registry); err != nil {
+			return nil, err
+		}
 	}
 	a.labels = newModelLabels(a.configured)
 	m, err := newMetrics(a.registry, a.labels)
@@ -249,7 +262,7 @@ func validate(d Deps) error {
 
 // Register adds the operators' routes to r: GET /health, GET /vhealth,
 // GET /metrics, POST /api/ban, POST /api/unban, POST /api/unbench,
-// GET /api/bans and
+// GET /api/bans, GET /api/timeline and
 // GET/PUT /api/fallback. Methods are checked by the handlers, so a wrong
 // one gets 405 with Allow rather than a 404.
 func (a *API) Register(r *mux.Router) {
@@ -260,6 +273,7 @@ func (a *API) Register(r *mux.Router) {
 	r.Handle("/api/unban", a.admin(a.unban, http.MethodPost))
 	r.Handle("/api/unbench", a.admin(a.unbench, http.MethodPost))
 	r.Handle("/api/bans", a.admin(a.listBans, http.MethodGet))
+	r.Handle("/api/timeline", http.HandlerFunc(a.serveTimeline))
 	r.Handle("/api/fallback", a.admin(a.fallback, http.MethodGet, http.MethodPut))
 }
 

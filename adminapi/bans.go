@@ -101,8 +101,10 @@ func (a *API) ban(w http.ResponseWriter, r *http.Request) error {
 // serves reports whether an admin ban may name model on credential c: the
 // wildcard, a proxy credential (it relays whatever its upstream serves, and
 // may learn more), a configured pair, a model its upstream taught it, or a
-// pair the log names (a model it was asked for, or one holding a ban). So
-// bans cannot add metric series and /health entries for names nothing uses.
+// pair the log names (a model it was asked for, or one holding a ban; past
+// 1,000 records of a credential, the log keeps only the pairs that hold
+// state: projections.Snapshot.Named). So bans cannot add metric series and
+// /health entries for names nothing uses.
 func (a *API) serves(c Credential, model string) bool {
 	if model == domain.AllModels || c.Type == domain.CredentialProxy {
 		return true
@@ -164,8 +166,11 @@ func (a *API) unban(w http.ResponseWriter, r *http.Request) error {
 }
 
 // listBans handles GET /api/bans: the bans active now, by credential then
-// model.
-func (a *API) listBans(w http.ResponseWriter, _ *http.Request) error {
+// model; with ?at=T, those active at T (serveAt).
+func (a *API) listBans(w http.ResponseWriter, r *http.Request) error {
+	if r.URL.Query().Has("at") {
+		return a.serveAt(w, r, "/api/bans")
+	}
 	writeJSON(w, http.StatusOK, bansResponse{Bans: a.current().Bans(a.now())})
 	return nil
 }

@@ -9,7 +9,9 @@
 // wiring and never imports config, the transports or NATS: an admin change
 // leaves through Deps.Publish (transport/eventlog's PublishControl in the
 // wiring), comes back folded by projections, and reaches Observe from the
-// writer's AfterApply. The shape of /health and the auto_ai_router_* metric
-// names are those of auto_ai_router, so its dashboards, alerts and probes
-// keep working.
+// writer's AfterApply. The views of the past (/health?at=, /api/bans?at=,
+// /api/timeline) read the log back through the History port the wiring
+// sets, and render through the same handlers (PastView). The shape of
+// /health and the auto_ai_router_* metric names are those of
+// auto_ai_router, so its dashboards, alerts and probes keep working.
 package adminapi

@@ -83,6 +83,12 @@ type ModelHealth struct {
 	BanUntil        *time.Time     `json:"ban_until,omitempty"`
 	CooldownUntil   *time.Time     `json:"cooldown_until,omitempty"`
 	BenchedUntil    *time.Time     `json:"benched_until,omitempty"`
+	// WouldBan is the pair's shadow ban: a rule with enforce: false would
+	// have banned it (ban.shadowed), for WouldBanReason, until
+	// WouldBanUntil (absent when permanent). The pair is not banned.
+	WouldBan       bool       `json:"would_ban,omitempty"`
+	WouldBanReason string     `json:"would_ban_reason,omitempty"`
+	WouldBanUntil  *time.Time `json:"would_ban_until,omitempty"`
 }
 
 // LogHealth is the event log's state as /health shows it.
@@ -117,9 +123,17 @@ const (
 	StatusUnhealthy = "unhealthy"
 )
 
-// serveHealth answers /health, with 503 when no credential is usable. It
-// needs no key, so load balancers and probes can read it.
-func (a *API) serveHealth(w http.ResponseWriter, _ *http.Request) {
+// serveHealth answers /health, with 503 when no credential is usable;
+// with ?at=T, the document as it was at T (serveAt). It needs no key, so
+// load balancers and probes can read it.
+func (a *API) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("at") {
+		// The document as the router served it at that moment.
+		if err := a.serveAt(w, r, "/health"); err != nil {
+			a.fail(w, r, err)
+		}
+		return
+	}
 	h := a.Health()
 	status := http.StatusOK
 	if h.Status == StatusUnhealthy {
@@ -171,6 +185,7 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			ErrorCodeCounts: a.watchedCounts(p.Credential, pv.ErrorCodeCounts),
 			BanOrigin:       pv.BanOrigin, BanReason: pv.BanReason, BanUntil: pv.BanUntil,
 			CooldownUntil: pv.CooldownUntil, BenchedUntil: pv.BenchedUntil,
+			WouldBan: pv.WouldBan, WouldBanReason: pv.WouldBanReason, WouldBanUntil: pv.WouldBanUntil,
 		}
 		m.CurrentRPM, m.CurrentTPM = a.usage(p.Credential, p.Model)
 		h.Models[p.Credential+":"+p.Model] = m

@@ -15,9 +15,10 @@ import (
 const (
 	// maxModelLabels bounds the model label values, beyond the models
 	// config routes and "*", that the counters with a model label
-	// (requests, bans, unbans, cooldowns, benches) carry: about 1,000
-	// names keep a scrape of a few credentials well under a megabyte,
-	// more than any real deployment serves without listing them. Names
+	// (requests, tokens, aborted answers, bans, unbans, cooldowns,
+	// benches) carry: about 1,000 names keep a scrape of a few
+	// credentials well under a megabyte, more than any real deployment
+	// serves without listing them. Names
 	// past it are counted under model="other" and in
 	// airouter_metric_model_labels_overflow_total.
 	maxModelLabels = 1000

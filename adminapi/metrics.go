@@ -39,6 +39,12 @@ type Metrics struct {
 	unbenches *prometheus.CounterVec
 	hops      prometheus.Histogram
 	exhausted *prometheus.CounterVec
+	// usage counts tokens, aborted answers and credential errors.
+	usage *usageMetrics
+	// recovery counts panic-routed requests and recovery probes.
+	recovery *recoveryMetrics
+	// guards counts withheld and shadow bans.
+	guards *guardMetrics
 	// labels bounds the model label values (see maxModelLabels).
 	labels *modelLabels
 }
@@ -61,11 +67,11 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 		}, []string{"credential", "model", "error_code"}),
 		unbans: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "auto_ai_router_credential_unban_events_total",
-			Help: "Bans lifted by an admin or ended by expiry, one per ban.",
+			Help: "Bans lifted by an admin or by recovery, or ended by expiry, one per ban.",
 		}, []string{"credential", "model"}),
 		cooldowns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "airouter_cooldown_events_total",
-			Help: "Cooldowns started because an upstream sent Retry-After.",
+			Help: "Cooldowns started: an upstream's Retry-After, a step of the rate-limit ladder (cooldown.rate_limit_base), a 401 cooling the whole credential (model *, cooldown.auth).",
 		}, []string{"credential", "model", "status"}),
 		benches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "airouter_model_bench_events_total",
@@ -92,6 +98,17 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 			return nil, fmt.Errorf("register the admin metrics: %w", err)
 		}
 	}
+	u, err := newUsageMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	m.usage = u
+	if m.recovery, err = newRecoveryMetrics(reg); err != nil {
+		return nil, err
+	}
+	if m.guards, err = newGuardMetrics(reg); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -100,6 +117,7 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 func (m *Metrics) Attempt(credential, model, endpoint string, status int, took time.Duration) {
 	m.requests.WithLabelValues(credential, m.labels.label(model), endpoint, strconv.Itoa(status)).Inc()
 	m.duration.WithLabelValues(credential, endpoint).Observe(took.Seconds())
+	m.credentialError(credential, status)
 }
 
 // banEnded counts the end of a ban on k. For a model config does not

@@ -34,8 +34,9 @@ func (a *API) Observe(ev domain.Event, ch projections.Change, live bool) {
 		if ev.Cooldown != nil {
 			cd := ev.Cooldown
 			a.metrics.cooldowns.WithLabelValues(cd.Credential, a.labels.label(cd.Model), strconv.Itoa(cd.Status)).Inc()
-			a.log.Debug("Credential cooling down (upstream Retry-After)", "credential", cd.Credential,
-				"model", cd.Model, "status", cd.Status, "until", cd.Until.UTC().Format(time.RFC3339))
+			a.log.Debug("Credential cooling down", "credential", cd.Credential,
+				"model", cd.Model, "status", cd.Status, "until", cd.Until.UTC().Format(time.RFC3339),
+				"reason", cd.Reason)
 		}
 	case domain.KindModelBenched:
 		if ev.Bench != nil {
@@ -45,6 +46,10 @@ func (a *API) Observe(ev domain.Event, ch projections.Change, live bool) {
 				"credentials", b.Credentials, "until", b.Until.UTC().Format(time.RFC3339),
 				"reason", redact.String(b.Reason))
 		}
+	case domain.KindProbeClaimed:
+		a.observeProbe(ev)
+	case domain.KindBanWithheld, domain.KindBanShadowed:
+		a.observeGuards(ev)
 	case domain.KindModelUnbenched:
 		if ev.Unbench != nil {
 			a.metrics.unbenches.WithLabelValues(a.labels.label(ev.Unbench.Model)).Inc()
@@ -72,6 +77,9 @@ func (a *API) observeBans(ev domain.Event, ch projections.Change) {
 		case projections.BanLifted:
 			a.metrics.banEnded(k)
 			lifted = append(lifted, k.Model)
+			if c.By == domain.LiftedByRecovery {
+				a.observeRecoveryLift(c)
+			}
 		case projections.BanExpired:
 			a.metrics.banEnded(k)
 			a.log.Info("Credential unbanned (ban expired)", "credential", k.Credential, "model", k.Model)

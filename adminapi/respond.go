@@ -21,6 +21,8 @@ const maxBodyBytes = 64 << 10
 type httpError struct {
 	status int
 	msg    string
+	// retryAfter is the Retry-After header's value, "" for none.
+	retryAfter string
 }
 
 func (e *httpError) Error() string { return e.msg }
@@ -63,19 +65,27 @@ func (a *API) admin(fn func(w http.ResponseWriter, r *http.Request) error, metho
 		if err == nil {
 			err = fn(w, r)
 		}
-		if err == nil {
-			return
+		if err != nil {
+			a.fail(w, r, err)
 		}
-		var he *httpError
-		if !errors.As(err, &he) {
-			a.log.Error("admin request failed", "path", r.URL.Path, "error", redact.String(err.Error()))
-			he = &httpError{status: http.StatusInternalServerError, msg: "internal error"}
-		}
-		if he.status == http.StatusUnauthorized {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="airouter admin"`)
-		}
-		writeError(w, he.status, he.msg)
 	})
+}
+
+// fail answers a handler's error: an *httpError with its status (and its
+// Retry-After), anything else as a logged 500.
+func (a *API) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var he *httpError
+	if !errors.As(err, &he) {
+		a.log.Error("admin request failed", "path", r.URL.Path, "error", redact.String(err.Error()))
+		he = &httpError{status: http.StatusInternalServerError, msg: "internal error"}
+	}
+	if he.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="airouter admin"`)
+	}
+	if he.retryAfter != "" {
+		w.Header().Set("Retry-After", he.retryAfter)
+	}
+	writeError(w, he.status, he.msg)
 }
 
 func allowed(method string, methods []string) bool {

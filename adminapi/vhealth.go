@@ -8,7 +8,9 @@ import (
 // dashboard is the /vhealth page: one self-contained HTML file with its CSS
 // and script inline, so it works offline and loads nothing from elsewhere.
 // It reads /health (a relative "health") and refreshes itself; ?every=N
-// sets the refresh period in seconds (default 10), and R refreshes now.
+// sets the refresh period in seconds (default 10), and R refreshes now. Its
+// time control shows any moment the log holds from /health?at=, and its
+// strips draw /api/timeline over the last ?hours=N (default 6).
 //
 //go:embed vhealth.html
 var dashboard []byte

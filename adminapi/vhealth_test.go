@@ -3,8 +3,6 @@ package adminapi
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -12,50 +10,12 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
-// chromium finds Debian's chromium. Without it the browser test skips,
-// unless AIROUTER_REQUIRE_BROWSER is set (CI sets it), where it fails.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("AIROUTER_REQUIRE_BROWSER") != "" {
-		t.Fatal("chromium is not installed and AIROUTER_REQUIRE_BROWSER is set (apt-get install chromium)")
-	}
-	t.Skip("chromium is not installed; set AIROUTER_REQUIRE_BROWSER=1 to make that a failure")
-	return ""
-}
-
-// browser starts a headless chromium of its own (fresh profile, no
-// network beyond the test server, clock zone UTC) and returns a tab.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-		chromedp.Env("TZ=UTC"),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	return ctx
-}
+// browser is a headless chromium tab of the test's own (testkit.Browser).
+func browser(t *testing.T) context.Context { return testkit.Browser(t) }
 
 // pageView is what the dashboard shows, read from the DOM.
 type pageView struct {
@@ -200,22 +160,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 }
 
-// screenshot saves the page to $AIROUTER_SCREENSHOTS when it is set, for a
-// person to look at.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	dir := os.Getenv("AIROUTER_SCREENSHOTS")
-	if dir == "" {
-		return
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Logf("screenshot: %v", err)
-		return
-	}
-	if err := os.WriteFile(dir+"/"+name, png, 0o644); err != nil {
-		t.Logf("screenshot: %v", err)
-	}
-}
+// screenshot saves the page for a person to look at (testkit.Screenshot).
+func screenshot(t *testing.T, ctx context.Context, name string) { testkit.Screenshot(t, ctx, name) }
 
 func TestDashboardIsSelfContained(t *testing.T) {
 	r := newRig(t)
@@ -231,7 +177,8 @@ func TestDashboardIsSelfContained(t *testing.T) {
 			t.Errorf("the page refers to %q: it must work offline", ref)
 		}
 	}
-	if !bytes.Equal([]byte(body), dashboard) || !strings.Contains(body, `fetch("health"`) {
-		t.Error("the page does not read /health")
+	if !bytes.Equal([]byte(body), dashboard) || !strings.Contains(body, `: "health";`) ||
+		!strings.Contains(body, `"health?at="`) || !strings.Contains(body, `fetch("api/timeline?since="`) {
+		t.Error("the page does not read /health, /health?at= and /api/timeline by relative paths")
 	}
 }

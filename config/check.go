@@ -48,7 +48,7 @@ func (c *checker) show(path, v string) string {
 	switch {
 	case secretPath(path):
 		v = "[redacted]"
-	case strings.HasSuffix(path, "base_url") || strings.HasSuffix(path, "nats_url"):
+	case strings.HasSuffix(path, "base_url") || strings.HasSuffix(path, "nats_url") || path == "otel.endpoint":
 		v = redact.URLs(v)
 	}
 	s := strconv.Quote(v)
@@ -184,5 +184,5 @@ func (c *checker) size(path, s string, def int64) int64 {
 // secretPath reports whether the value at path is a secret.
 func secretPath(path string) bool {
 	return strings.HasSuffix(path, "master_key") || strings.HasSuffix(path, "api_key") ||
-		strings.HasPrefix(path, "server.api_keys")
+		strings.HasPrefix(path, "server.api_keys") || strings.HasPrefix(path, "otel.headers")
 }

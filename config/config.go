@@ -28,9 +28,11 @@ type Config struct {
 	// ResolveAlias).
 	ModelAlias map[string]string `yaml:"model_alias,omitempty"`
 	Monitoring Monitoring        `yaml:"monitoring"`
+	OTel       OTel              `yaml:"otel"`
 	Events     Events            `yaml:"events"`
 	Fallback   Fallback          `yaml:"fallback"`
 	ModelBench ModelBench        `yaml:"model_bench"`
+	Cooldown   Cooldown          `yaml:"cooldown"`
 	// Warnings are things that load but deserve the operator's attention
 	// (ignored keys, rules with no effect, unset optional variables); the
 	// caller logs them.
@@ -111,11 +113,11 @@ func build(c *checker, f fileConfig) *Config {
 	cfg.Credentials, nested = buildCredentials(c, f.Credentials)
 	cfg.Models = buildModels(c, f.Models, nested, cfg.Credentials)
 	cfg.ModelAlias = buildAliases(c, f.ModelAlias)
-	cfg.Fail2Ban = buildFail2Ban(c, f.Fail2Ban, cfg.Credentials)
+	buildPolicy(c, cfg, f)
 	cfg.Monitoring.PrometheusEnabled = c.boolean("monitoring.prometheus_enabled", f.Monitoring.PrometheusEnabled, true)
+	cfg.OTel = buildOTel(c, f.OTel)
 	cfg.Events = buildEvents(c, f.Events)
 	cfg.Fallback = buildFallback(c, f.Fallback)
-	cfg.ModelBench = buildModelBench(c, f.ModelBench)
 	return cfg
 }
 

@@ -72,6 +72,11 @@ type Fallback struct {
 	TimeBudget time.Duration `yaml:"time_budget"`
 	// ExposeDetailHeaders adds the X-Fallback-Detail header to answers.
 	ExposeDetailHeaders bool `yaml:"expose_detail_headers"`
+	// Panic turns on panic routing: when every candidate of a model is
+	// held back by automatic bans, cooldowns or the bench, a request
+	// tries them anyway (least recently failed first) instead of
+	// answering 429. Config only: not one of the runtime settings.
+	Panic bool `yaml:"panic"`
 }
 
 // Settings returns the failover settings as the domain value.
@@ -182,6 +187,7 @@ func buildFallback(c *checker, f fileFallback) Fallback {
 	}
 	fb.TimeBudget = c.duration(p+"time_budget", f.TimeBudget, DefaultTimeBudget)
 	fb.ExposeDetailHeaders = c.boolean(p+"expose_detail_headers", f.ExposeDetailHeaders, false)
+	fb.Panic = c.boolean(p+"panic", f.Panic, false)
 	return fb
 }
 

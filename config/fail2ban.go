@@ -37,6 +37,9 @@ type ErrorCodeRule struct {
 	Code        int         `yaml:"code"`
 	MaxAttempts int         `yaml:"max_attempts"`
 	BanDuration BanDuration `yaml:"ban_duration"`
+	// Enforce false makes the rule a shadow rule: it publishes the ban it
+	// decides as ban.shadowed and bans nothing. Inherited like the rest.
+	Enforce bool `yaml:"enforce"`
 }
 
 // CredentialOverride is one credential's own Fail2Ban settings.
@@ -45,6 +48,8 @@ type CredentialOverride struct {
 	// credential; it is not merged with it.
 	ErrorCodes     []int           `yaml:"error_codes,flow,omitempty"`
 	ErrorCodeRules []ErrorCodeRule `yaml:"error_code_rules,omitempty"`
+	// Enforce false makes every ban of the credential a shadow ban.
+	Enforce bool `yaml:"enforce"`
 }
 
 // Fail2Ban bans a credential+model pair after repeated failures with a
@@ -60,6 +65,11 @@ type Fail2Ban struct {
 	// CredentialOverrides are credentials' own settings, by credential
 	// name.
 	CredentialOverrides map[string]CredentialOverride `yaml:"credential_overrides,omitempty"`
+	// Recovery is when automatic bans are probed (recovery.go).
+	Recovery Recovery `yaml:"recovery"`
+	// MaxEjectionPercent caps the share of a model's pairs automatic bans
+	// may leave banned; 100 is no cap (guards.go).
+	MaxEjectionPercent int `yaml:"max_ejection_percent"`
 }
 
 func buildFail2Ban(c *checker, f fileFail2Ban, creds []Credential) Fail2Ban {
@@ -75,9 +85,11 @@ func buildFail2Ban(c *checker, f fileFail2Ban, creds []Credential) Fail2Ban {
 	if len(fb.ErrorCodes) == 0 {
 		fb.ErrorCodes = DefaultErrorCodes()
 	}
-	top := ErrorCodeRule{MaxAttempts: fb.MaxAttempts, BanDuration: fb.BanDuration}
+	fb.MaxEjectionPercent = ejectionPercent(c, p+".max_ejection_percent", f.MaxEjectionPercent)
+	top := ErrorCodeRule{MaxAttempts: fb.MaxAttempts, BanDuration: fb.BanDuration, Enforce: true}
 	fb.ErrorCodeRules = rules(c, p+".error_code_rules", f.ErrorCodeRules, fb.ErrorCodes,
 		func(int) ErrorCodeRule { return top })
+	fb.Recovery = buildRecovery(c, f.Recovery)
 
 	types := map[string]domain.CredentialType{}
 	for _, cr := range creds {
@@ -98,7 +110,7 @@ func buildFail2Ban(c *checker, f fileFail2Ban, creds []Credential) Fail2Ban {
 			c.warn(op, "has no effect: proxy credentials are never banned by outcomes")
 		}
 		fo := f.CredentialOverrides[name]
-		var o CredentialOverride
+		o := CredentialOverride{Enforce: c.boolean(op+".enforce", fo.Enforce, true)}
 		o.ErrorCodes = codes(c, op+".error_codes", fo.ErrorCodes)
 		watched := o.ErrorCodes
 		if len(watched) == 0 {
@@ -123,7 +135,7 @@ func (fb Fail2Ban) rule(code int) ErrorCodeRule {
 			return r
 		}
 	}
-	return ErrorCodeRule{Code: code, MaxAttempts: fb.MaxAttempts, BanDuration: fb.BanDuration}
+	return ErrorCodeRule{Code: code, MaxAttempts: fb.MaxAttempts, BanDuration: fb.BanDuration, Enforce: true}
 }
 
 // codes parses a list of HTTP status codes; a repeated code is dropped.
@@ -176,6 +188,7 @@ func rules(c *checker, path string, fs []fileRule, watched []int, parent func(in
 			r.MaxAttempts = n
 		}
 		r.BanDuration, _ = c.banDuration(p+".ban_duration", f.BanDuration, r.BanDuration)
+		r.Enforce = c.boolean(p+".enforce", f.Enforce, r.Enforce)
 		if !slices.Contains(watched, code) {
 			c.warn(p+".code", "%d is not a watched error code; the rule has no effect", code)
 		}

@@ -13,9 +13,11 @@ type fileConfig struct {
 	Models      []fileModel       `yaml:"models"`
 	ModelAlias  map[string]string `yaml:"model_alias"`
 	Monitoring  fileMonitoring    `yaml:"monitoring"`
+	OTel        fileOTel          `yaml:"otel"`
 	Events      fileEvents        `yaml:"events"`
 	Fallback    fileFallback      `yaml:"fallback"`
 	ModelBench  fileModelBench    `yaml:"model_bench"`
+	Cooldown    fileCooldown      `yaml:"cooldown"`
 }
 
 type fileServer struct {
@@ -27,6 +29,7 @@ type fileServer struct {
 	ReadHeaderTimeout string   `yaml:"read_header_timeout"`
 	WriteTimeout      string   `yaml:"write_timeout"`
 	IdleTimeout       string   `yaml:"idle_timeout"`
+	ShutdownDelay     string   `yaml:"shutdown_delay"`
 	LoggingLevel      string   `yaml:"logging_level"`
 	LoggingFormat     string   `yaml:"logging_format"`
 	DefaultModelsRPM  string   `yaml:"default_models_rpm"`
@@ -38,17 +41,21 @@ type fileFail2Ban struct {
 	ErrorCodes          []string                `yaml:"error_codes"`
 	ErrorCodeRules      []fileRule              `yaml:"error_code_rules"`
 	CredentialOverrides map[string]fileOverride `yaml:"credential_overrides"`
+	Recovery            fileRecovery            `yaml:"recovery"`
+	MaxEjectionPercent  string                  `yaml:"max_ejection_percent"`
 }
 
 type fileRule struct {
 	Code        string `yaml:"code"`
 	MaxAttempts string `yaml:"max_attempts"`
 	BanDuration string `yaml:"ban_duration"`
+	Enforce     string `yaml:"enforce"`
 }
 
 type fileOverride struct {
 	ErrorCodes     []string   `yaml:"error_codes"`
 	ErrorCodeRules []fileRule `yaml:"error_code_rules"`
+	Enforce        string     `yaml:"enforce"`
 }
 
 type fileCredential struct {
@@ -91,6 +98,7 @@ type fileFallback struct {
 	MaxHops             string `yaml:"max_hops"`
 	TimeBudget          string `yaml:"time_budget"`
 	ExposeDetailHeaders string `yaml:"expose_detail_headers"`
+	Panic               string `yaml:"panic"`
 }
 
 type fileModelBench struct {

@@ -15,8 +15,12 @@ func ignoredKey(schema string) (why string, ok bool) {
 		"server.max_idle_conns_per_host", "server.shutdown_delay", "server.drain_upstream_on_abort",
 		"server.proxy_health_timeout", "server.stdout_logs_enabled", "server.model_prices_link",
 		"monitoring.log_errors", "monitoring.errors_log_path",
-		"litellm_db", "redis", "otel", "kafka", "retry":
+		"litellm_db", "redis", "kafka", "retry":
 		return "not supported by airouter", true
+	case "otel.logs_enabled":
+		return "airouter does not export logs over OTLP; they stay in its own log output", true
+	case "otel.metric_export_interval":
+		return "airouter does not push metrics over OTLP; scrape /metrics", true
 	}
 	return "", false
 }

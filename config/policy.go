@@ -17,11 +17,14 @@ func (cfg *Config) BanPolicy() domain.BanPolicy {
 			Window:   cfg.ModelBench.Window,
 			Duration: cfg.ModelBench.Duration,
 		},
+		MaxEjectionPercent: fb.MaxEjectionPercent,
+		Cooldown:           cfg.Cooldown.policy(),
 	}
 	for name, o := range fb.CredentialOverrides {
 		p.Credentials[name] = domain.CredentialRules{
-			Codes: append([]int(nil), o.ErrorCodes...),
-			Rules: ruleMap(o.ErrorCodeRules),
+			Codes:  append([]int(nil), o.ErrorCodes...),
+			Rules:  ruleMap(o.ErrorCodeRules),
+			Shadow: !o.Enforce,
 		}
 	}
 	for _, cr := range cfg.Credentials {
@@ -35,7 +38,9 @@ func (cfg *Config) BanPolicy() domain.BanPolicy {
 func ruleMap(rs []ErrorCodeRule) map[int]domain.Rule {
 	m := make(map[int]domain.Rule, len(rs))
 	for _, r := range rs {
-		m[r.Code] = r.BanDuration.rule(r.MaxAttempts)
+		rule := r.BanDuration.rule(r.MaxAttempts)
+		rule.Shadow = !r.Enforce
+		m[r.Code] = rule
 	}
 	return m
 }

@@ -26,14 +26,14 @@ func TestBanPolicyPrecedence(t *testing.T) {
 		want       domain.Rule
 	}{
 		{"claude", 503, hour}, // top level
-		{"claude", 429, domain.Rule{MaxAttempts: 5, Duration: 5 * time.Minute}},    // global rule
-		{"claude", 401, domain.Rule{MaxAttempts: 1, Duration: time.Hour}},          // global rule, duration inherited
-		{"claude", 500, domain.Rule{MaxAttempts: 4, Permanent: true}},              // global rule, attempts inherited
-		{"reseller", 400, domain.Rule{MaxAttempts: 3, Duration: 15 * time.Minute}}, // credential rule
-		{"reseller", 429, domain.Rule{MaxAttempts: 10, Duration: 5 * time.Minute}}, // credential rule, duration from the global rule
-		{"reseller", 500, domain.Rule{MaxAttempts: 4, Permanent: true}},            // no credential rule: global
-		{"openai-1", 500, domain.Rule{MaxAttempts: 2, Permanent: true}},            // credential rule over global
-		{"openai-1", 429, domain.Rule{MaxAttempts: 5, Duration: 5 * time.Minute}},  // global
+		{"claude", 429, domain.Rule{MaxAttempts: 5, Duration: 5 * time.Minute}},                  // global rule
+		{"claude", 401, domain.Rule{MaxAttempts: 1, Duration: time.Hour}},                        // global rule, duration inherited
+		{"claude", 500, domain.Rule{MaxAttempts: 4, Permanent: true}},                            // global rule, attempts inherited
+		{"reseller", 400, domain.Rule{MaxAttempts: 3, Duration: 15 * time.Minute, Shadow: true}}, // credential rule, enforce: false
+		{"reseller", 429, domain.Rule{MaxAttempts: 10, Duration: 5 * time.Minute}},               // credential rule, duration from the global rule
+		{"reseller", 500, domain.Rule{MaxAttempts: 4, Permanent: true}},                          // no credential rule: global
+		{"openai-1", 500, domain.Rule{MaxAttempts: 2, Permanent: true}},                          // credential rule over global
+		{"openai-1", 429, domain.Rule{MaxAttempts: 5, Duration: 5 * time.Minute}},                // global
 		{"unknown", 502, hour},
 	}
 	for _, r := range rules {
@@ -64,6 +64,24 @@ func TestBanPolicyPrecedence(t *testing.T) {
 	if want := (domain.FallbackSettings{MaxHops: 1, TimeBudget: 0, ExposeDetailHeaders: true}); cfg.Fallback.Settings() != want {
 		t.Errorf("Fallback.Settings() = %+v, want %+v", cfg.Fallback.Settings(), want)
 	}
+	// The guards: the cap, shadow rules (a rule's enforce: false, and a
+	// whole override's), the cooldown ladder.
+	if p.MaxEjectionPercent != 50 {
+		t.Errorf("MaxEjectionPercent = %d, want 50", p.MaxEjectionPercent)
+	}
+	shadow := []struct {
+		credential string
+		code       int
+		want       bool
+	}{{"reseller", 400, true}, {"reseller", 429, false}, {"openai-1", 500, true}, {"openai-1", 429, true}, {"claude", 429, false}}
+	for _, s := range shadow {
+		if got := p.Shadowed(s.credential, s.code); got != s.want {
+			t.Errorf("Shadowed(%s, %d) = %v, want %v", s.credential, s.code, got, s.want)
+		}
+	}
+	if want := (domain.CooldownPolicy{RateLimitBase: time.Second, RateLimitMax: time.Minute, Auth: 5 * time.Minute}); p.Cooldown != want {
+		t.Errorf("Cooldown = %+v, want %+v", p.Cooldown, want)
+	}
 }
 
 // TestBanPolicyDefaults checks the policy of a config that sets nothing.
@@ -89,6 +107,11 @@ func TestBanPolicyDefaults(t *testing.T) {
 	}
 	if want := (domain.BenchPolicy{Failures: 3, Window: 15 * time.Minute, Duration: 10 * time.Minute}); p.Bench != want {
 		t.Errorf("Bench = %+v, want %+v", p.Bench, want)
+	}
+	// No guard is on by default: no cap, no shadow rule, only Retry-After
+	// cools.
+	if p.Capped() || p.Shadowed("local", 500) || p.Cooldown != (domain.CooldownPolicy{RateLimitMax: 10 * time.Minute}) {
+		t.Errorf("MaxEjectionPercent %d, Cooldown %+v: want no guard", p.MaxEjectionPercent, p.Cooldown)
 	}
 	// The policy is a copy: changing it leaves the config alone.
 	p.Codes[0] = 999

@@ -49,6 +49,12 @@ func (cfg *Config) Redacted() *Config {
 			}
 		}
 	}
+	if cfg.OTel.Headers != nil {
+		r.OTel.Headers = make(map[string]string, len(cfg.OTel.Headers))
+		for k := range cfg.OTel.Headers {
+			r.OTel.Headers[k] = redacted
+		}
+	}
 	r.Warnings = slices.Clone(cfg.Warnings)
 	return &r
 }

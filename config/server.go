@@ -14,6 +14,7 @@ const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultWriteTimeout      = 60 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
+	DefaultShutdownDelay     = 5 * time.Second
 )
 
 // maxBodySizeMB bounds max_body_size_mb (1 TiB) so the byte count cannot
@@ -47,6 +48,11 @@ type Server struct {
 	// IdleTimeout bounds a keep-alive client connection's wait for its
 	// next request; 0 in the file means twice WriteTimeout.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ShutdownDelay is how long, after a stop signal, /readyz answers 503
+	// while requests are still served, so that a load balancer stops
+	// sending new ones before the server stops accepting and lets
+	// in-flight ones finish; 0 stops at once.
+	ShutdownDelay time.Duration `yaml:"shutdown_delay"`
 	// LoggingLevel is info, debug, warn or error.
 	LoggingLevel string `yaml:"logging_level"`
 	// LoggingFormat is text or json.
@@ -88,6 +94,7 @@ func buildServer(c *checker, f fileServer) Server {
 	if s.IdleTimeout == 0 {
 		s.IdleTimeout = 2 * s.WriteTimeout
 	}
+	s.ShutdownDelay = c.duration("server.shutdown_delay", f.ShutdownDelay, DefaultShutdownDelay)
 
 	s.LoggingLevel = oneOf(c, "server.logging_level", f.LoggingLevel, "info", "debug", "warn", "error")
 	s.LoggingFormat = oneOf(c, "server.logging_format", f.LoggingFormat, "text", "json")

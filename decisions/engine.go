@@ -220,6 +220,7 @@ func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projection
 				e.logger.Warn("decision queue full; decision dropped", "kind", d.Kind, "id", d.ID)
 			}
 		}
+		e.decideRecovery(s, ev)
 	}
 	if e.ckpt != nil {
 		e.sinceCkpt++

@@ -20,4 +20,11 @@ type Block struct {
 	Reason    BlockReason
 	Until     time.Time
 	Permanent bool
+	// Manual is true when an admin ban (on the pair or its whole
+	// credential) is among the holds: panic routing never tries the pair.
+	Manual bool
+	// Probe is the pair's open recovery probe claim when the only hold is
+	// an automatic ban of the pair that has one (nil otherwise): the
+	// claiming replica may send one request through.
+	Probe *ProbeClaim
 }

@@ -48,13 +48,28 @@ import (
 //     (Outcome.Proxy or BanPolicy.ProxyCredentials): a relay's errors
 //     reflect its own pool. A rule with Permanent, or without a positive
 //     Duration, bans for good.
+//   - A ban a shadow rule decides (BanPolicy.Shadowed: enforce: false) is
+//     published as ban.shadowed ("shadow/<cred>/<model>/<streak>") and
+//     bans nothing; not again while the pair's shadow ban holds
+//     (Facts.WouldBan).
+//   - Under an ejection cap (BanPolicy.MaxEjectionPercent 1..99) a ban
+//     that would leave more than that share of the model's pairs banned,
+//     or all of them (CapWithholds over Facts.ModelBanned and
+//     Facts.ModelPairs), is withheld: a ban.withheld
+//     ("withheld/<cred>/<model>/<streak>"), once per streak
+//     (Facts.Withheld), and the pair's counters stay, so a later failure
+//     bans it once the cap allows. A capped ban carries the cap (Ban.Cap)
+//     for the fold to apply again.
 //   - A 429 or 503 carrying Retry-After (Outcome.RetryAfterMS > 0) cools the
 //     pair until ev.At + Retry-After, capped at MaxRetryAfter, whatever its
 //     counters and also for proxy credentials: a cooldown is not a ban, it
 //     honours what the upstream asked for. No cooldown is emitted when the
 //     pair is already banned or cooling at least that long. When the same
 //     outcome also bans the pair, both are emitted, the ban first, so that
-//     lifting the ban early still honours the upstream's Retry-After.
+//     lifting the ban early still honours the upstream's Retry-After. The
+//     cooldown ladder (BanPolicy.Cooldown, cooldown.go) adds a cooldown
+//     for a 429 without Retry-After, doubling per step, and one of every
+//     model of the credential (Model "*") for a 401.
 //   - With BanPolicy.Bench.Failures > 0, a bench-countable failure
 //     (Class.CountsForBench) benches the model everywhere when the model's
 //     failures within Bench.Window before ev.At number at least
@@ -78,7 +93,7 @@ func Decide(p BanPolicy, ev Event, f Facts) []Event {
 	if e, ok := decideFail2Ban(p, ev, f); ok {
 		out = append(out, e)
 	}
-	if e, ok := decideCooldown(ev, f); ok {
+	if e, ok := decideCooldown(p, ev, f); ok {
 		out = append(out, e)
 	}
 	if e, ok := decideBench(p.Bench, ev, f); ok {
@@ -103,6 +118,26 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 	if n < threshold(rule) {
 		return Event{}, false
 	}
+	ban := newBan(p, ev, code, n, rule)
+	switch {
+	case p.Shadowed(o.Credential, code):
+		return shadowBan(ban, ev, f)
+	case p.capWithholds(f):
+		return withheldBan(p, ban, ev, f)
+	}
+	return Event{
+		V:    SchemaVersion,
+		Kind: KindBanImposed,
+		ID:   decisionID("f2b", o.Credential, o.Model, f.Streak),
+		At:   ban.Since,
+		Ban:  ban,
+	}, true
+}
+
+// newBan is the ban a rule decides on the outcome ev, its n-th failure
+// with code.
+func newBan(p BanPolicy, ev Event, code, n int, rule Rule) *Ban {
+	o := ev.Outcome
 	at := ev.At.UTC()
 	ban := &Ban{
 		Credential: o.Credential,
@@ -113,6 +148,7 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 		Since:      at,
 		Permanent:  permanent(rule),
 		Failures:   n,
+		Cap:        p.capOf(),
 		CauseSeq:   ev.Seq,
 		CauseIndex: ev.Index,
 	}
@@ -120,13 +156,7 @@ func decideFail2Ban(p BanPolicy, ev Event, f Facts) (Event, bool) {
 		until := at.Add(rule.Duration)
 		ban.Until = &until
 	}
-	return Event{
-		V:    SchemaVersion,
-		Kind: KindBanImposed,
-		ID:   decisionID("f2b", o.Credential, o.Model, f.Streak),
-		At:   at,
-		Ban:  ban,
-	}, true
+	return ban
 }
 
 // threshold is the count that bans under a rule. A rule without a positive
@@ -163,39 +193,16 @@ func banReason(p BanPolicy, credential string, code, n int, r Rule) string {
 // MaxRetryAfter caps how long an upstream's Retry-After can hold a pair back.
 const MaxRetryAfter = 24 * time.Hour
 
-// decideCooldown holds the pair back for as long as a 429 or 503 asked with
-// Retry-After.
-func decideCooldown(ev Event, f Facts) (Event, bool) {
-	o := ev.Outcome
-	if (o.Status != 429 && o.Status != 503) || o.RetryAfterMS <= 0 {
-		return Event{}, false
+// decideCooldown holds the pair, or for a 401 under the auth cooldown the
+// whole credential, back (cooldown.go has the rules).
+func decideCooldown(p BanPolicy, ev Event, f Facts) (Event, bool) {
+	switch o := ev.Outcome; {
+	case o.Status == 401 && p.Cooldown.Auth > 0:
+		return authCooldown(p.Cooldown.Auth, ev, f)
+	case o.Status == 429 && p.Cooldown.RateLimitBase > 0:
+		return ladderCooldown(p.Cooldown, ev, f)
 	}
-	wait := MaxRetryAfter
-	if o.RetryAfterMS < MaxRetryAfter.Milliseconds() {
-		wait = time.Duration(o.RetryAfterMS) * time.Millisecond
-	}
-	at := ev.At.UTC()
-	until := at.Add(wait)
-	if f.Banned && (f.BanPermanent || !f.BanUntil.Before(until)) {
-		return Event{}, false
-	}
-	if !f.CooldownUntil.Before(until) {
-		return Event{}, false
-	}
-	return Event{
-		V:    SchemaVersion,
-		Kind: KindCooldownStarted,
-		ID:   decisionID("cooldown", o.Credential, o.Model, ev.Pos()),
-		At:   at,
-		Cooldown: &Cooldown{
-			Credential: o.Credential,
-			Model:      o.Model,
-			Until:      until,
-			Status:     o.Status,
-			CauseSeq:   ev.Seq,
-			CauseIndex: ev.Index,
-		},
-	}, true
+	return retryAfterCooldown(ev, f)
 }
 
 // decideBench benches the outcome's model when it failed often enough, on at

@@ -87,7 +87,7 @@ func cooldownEv(cause Event, d time.Duration) Event {
 	return Event{V: SchemaVersion, Kind: KindCooldownStarted, At: cause.At,
 		ID: "cooldown/" + o.Credential + "/" + o.Model + "/" + u64(cause.Seq),
 		Cooldown: &Cooldown{Credential: o.Credential, Model: o.Model, Until: cause.At.Add(d),
-			Status: o.Status, CauseSeq: cause.Seq}}
+			Status: o.Status, Reason: "Retry-After " + ShortDuration(d), CauseSeq: cause.Seq}}
 }
 
 func benchEv(cause Event, d time.Duration, n int, creds []string, reason string) Event {

@@ -35,6 +35,12 @@ const (
 	// KindFallbackSettingsChanged: an operator changed the failover
 	// settings at runtime (Event.Settings).
 	KindFallbackSettingsChanged Kind = "settings.fallback_changed"
+	// KindBanWithheld: an automatic ban was not imposed because the
+	// ejection cap would have been passed (Event.Withheld).
+	KindBanWithheld Kind = "ban.withheld"
+	// KindBanShadowed: a rule with enforce: false would have banned a
+	// pair; nothing was banned (Event.Shadowed).
+	KindBanShadowed Kind = "ban.shadowed"
 )
 
 // Kinds lists every kind this version understands: the decoder reads a kind
@@ -42,7 +48,8 @@ const (
 var Kinds = []Kind{
 	KindOutcomeRecorded, KindBanImposed, KindBanLifted,
 	KindCooldownStarted, KindModelBenched, KindFallbackSettingsChanged,
-	KindModelUnbenched,
+	KindModelUnbenched, KindBanWithheld, KindBanShadowed,
+	KindProbeClaimed,
 }
 
 // Known reports whether this version of airouter understands the kind.
@@ -79,6 +86,11 @@ type Event struct {
 	Bench    *Bench            `json:"bench,omitempty"`
 	Unbench  *Unbench          `json:"unbench,omitempty"`
 	Settings *FallbackSettings `json:"settings,omitempty"`
+	Withheld *Withheld         `json:"withheld,omitempty"`
+	// Shadowed is the ban a shadow rule would have imposed.
+	Shadowed *Ban `json:"shadowed,omitempty"`
+	// Probe is a claimed recovery probe (KindProbeClaimed, recovery.go).
+	Probe *ProbeClaim `json:"probe,omitempty"`
 }
 
 // Origin says who imposed a ban.
@@ -108,6 +120,11 @@ type Ban struct {
 	// Failures is the pair's count for ErrorCode when the ban was decided
 	// (fail2ban only).
 	Failures int `json:"failures,omitempty"`
+	// Cap is the ejection cap (fail2ban.max_ejection_percent, 1..99) an
+	// automatic ban was decided under; the fold does not impose the ban
+	// when the model's bans at its arrival leave no room under it
+	// (CapWithholds). 0: no cap.
+	Cap int `json:"cap,omitempty"`
 	// CauseSeq and CauseIndex are the log position of the outcome that
 	// triggered an automatic ban, for audit. The ban's id names the pair's
 	// failure streak instead, so every re-decision of the same ban shares
@@ -146,13 +163,22 @@ type Unban struct {
 	BanID string `json:"ban_id,omitempty"`
 }
 
-// Cooldown holds a pair back until Until because the upstream said so.
+// Cooldown holds a pair (or, with Model "*", every model of the
+// credential) back until Until because the upstream said so.
 type Cooldown struct {
 	Credential string    `json:"credential"`
 	Model      string    `json:"model"`
 	Until      time.Time `json:"until"`
-	// Status is the upstream's answer that carried Retry-After (429, 503).
+	// Status is the upstream's answer that caused the cooldown: a 429 or
+	// 503 with Retry-After, a 429 of the rate-limit ladder, a 401 (Model
+	// "*": the whole credential cools).
 	Status int `json:"status"`
+	// Reason says why and for how long ("Retry-After 30s", "rate limit,
+	// step 3: 4s", "auth: 401"); empty in events written before it.
+	Reason string `json:"reason,omitempty"`
+	// Step is the rate-limit ladder's step (1 for the first 429 since the
+	// pair's last success); 0 for any other cooldown.
+	Step int `json:"step,omitempty"`
 	// CauseSeq and CauseIndex are the log position of that outcome.
 	CauseSeq   uint64 `json:"cause_seq,omitempty"`
 	CauseIndex uint32 `json:"cause_index,omitempty"`
@@ -240,6 +266,12 @@ func (e Event) Valid() error {
 		ok = e.Unbench != nil
 	case KindFallbackSettingsChanged:
 		ok = e.Settings != nil
+	case KindBanWithheld:
+		ok = e.Withheld != nil
+	case KindBanShadowed:
+		ok = e.Shadowed != nil
+	case KindProbeClaimed:
+		ok = e.Probe != nil
 	default:
 		return fmt.Errorf("unknown event kind %q", e.Kind)
 	}

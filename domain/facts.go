@@ -58,4 +58,25 @@ type Facts struct {
 	ModelFailures []ModelFailure
 	// BenchedUntil is the model's current bench end (zero when none).
 	BenchedUntil time.Time
+
+	// ModelPairs and ModelBanned are what the ejection cap reads: the
+	// pairs of the outcome's model the log has named (an outcome, a ban,
+	// a cooldown or a guard event on the pair, this pair included) and how
+	// many of them are banned at the outcome's time, by any origin (a
+	// credential's wildcard ban bans its pairs). Filled only for a failure
+	// on a pair that is not banned; zero otherwise.
+	ModelPairs, ModelBanned int
+	// Withheld is the streak whose ban the ejection cap withheld (the
+	// pair's folded ban.withheld), zero when none: a streak is withheld
+	// once.
+	Withheld Pos
+	// WouldBan is true when the pair holds a shadow ban (ban.shadowed) at
+	// the outcome's time: a shadow rule does not decide it again.
+	WouldBan bool
+	// LadderStep is the rate-limit ladder's last step on the pair since
+	// its last success (0 when none).
+	LadderStep int
+	// CredCooldownUntil is the end of the credential's cooldown of every
+	// model (an auth cooldown), zero when none.
+	CredCooldownUntil time.Time
 }

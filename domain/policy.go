@@ -9,6 +9,9 @@ type Rule struct {
 	MaxAttempts int
 	Duration    time.Duration
 	Permanent   bool
+	// Shadow is a rule with enforce: false: it decides as usual, but its
+	// ban is published as ban.shadowed and bans nothing.
+	Shadow bool
 }
 
 // CredentialRules are a credential's own Fail2Ban settings
@@ -18,10 +21,13 @@ type CredentialRules struct {
 	// credential; it is not merged.
 	Codes []int
 	Rules map[int]Rule
+	// Shadow is a whole override with enforce: false: every ban decided
+	// for the credential is a shadow ban.
+	Shadow bool
 }
 
-// BanPolicy is the Fail2Ban and bench configuration, as plain values (a
-// cooldown needs none: it lasts as long as the upstream's Retry-After).
+// BanPolicy is the Fail2Ban, bench and cooldown configuration, as plain
+// values.
 // config builds it; Decide reads it; projections never do.
 type BanPolicy struct {
 	// Default is the top-level rule, for a code no rule names.
@@ -35,6 +41,12 @@ type BanPolicy struct {
 	// ProxyCredentials are never banned by outcomes.
 	ProxyCredentials map[string]bool
 	Bench            BenchPolicy
+	// MaxEjectionPercent caps the share of a model's pairs automatic bans
+	// may leave banned (fail2ban.max_ejection_percent); 0 or 100 is no
+	// cap. See Decide.
+	MaxEjectionPercent int
+	// Cooldown is the cooldown ladder (the cooldown section).
+	Cooldown CooldownPolicy
 }
 
 // BenchPolicy: Failures failed outcomes of one model within Window, from at

@@ -38,7 +38,7 @@ type fastDecoder struct {
 // The fields of the structs decoded here, as encoding/json names them;
 // keys that match one only case-insensitively are left to encoding/json.
 var (
-	eventFields   = [...]string{"v", "kind", "id", "at", "outcome", "ban", "unban", "cooldown", "bench", "unbench", "settings"}
+	eventFields   = [...]string{"v", "kind", "id", "at", "outcome", "ban", "unban", "cooldown", "bench", "unbench", "settings", "withheld", "shadowed", "probe"}
 	outcomeFields = [...]string{"credential", "model", "status", "class", "latency_ms", "attempt", "request_id", "retry_after_ms", "proxy", "body_unsent"}
 )
 

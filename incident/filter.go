@@ -44,7 +44,13 @@ func (f Filter) Match(ev domain.Event) bool {
 	case ev.Unban != nil:
 		cred, model, anyModel = ev.Unban.Credential, ev.Unban.Model, ev.Unban.Model == domain.AllModels || ev.Unban.Model == ""
 	case ev.Cooldown != nil:
-		cred, model = ev.Cooldown.Credential, ev.Cooldown.Model
+		cred, model, anyModel = ev.Cooldown.Credential, ev.Cooldown.Model, ev.Cooldown.Model == domain.AllModels
+	case ev.Withheld != nil:
+		cred, model = ev.Withheld.Credential, ev.Withheld.Model
+	case ev.Shadowed != nil:
+		cred, model = ev.Shadowed.Credential, ev.Shadowed.Model
+	case ev.Probe != nil:
+		cred, model = ev.Probe.Credential, ev.Probe.Model
 	case ev.Bench != nil:
 		model, creds = ev.Bench.Model, ev.Bench.Credentials
 	case ev.Unbench != nil:
@@ -79,22 +85,9 @@ func (f Filter) picksEvents() bool {
 	return f.Credential != "" || f.Model != "" || f.Kinds != nil
 }
 
-// ParseMoment reads an RFC 3339 time (fractional seconds allowed) or a
-// duration back from now ("90m", "2h"); "" is no bound.
-func ParseMoment(s string, now time.Time) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t.UTC(), nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return time.Time{}, fmt.Errorf("%q is neither an RFC 3339 time (2026-11-29T03:12:00Z) nor a duration back from now (2h)", s)
-	}
-	return now.Add(-d).UTC(), nil
-}
+// ParseMoment reads an RFC 3339 time or a duration back from now, as
+// domain.ParseMoment does; "" is no bound.
+func ParseMoment(s string, now time.Time) (time.Time, error) { return domain.ParseMoment(s, now) }
 
 // kindNames maps the short names (the subjects' kind tokens) to kinds.
 var kindNames = map[string]domain.Kind{
@@ -105,6 +98,8 @@ var kindNames = map[string]domain.Kind{
 	"bench":    domain.KindModelBenched,
 	"unbench":  domain.KindModelUnbenched,
 	"settings": domain.KindFallbackSettingsChanged,
+	"withheld": domain.KindBanWithheld,
+	"shadow":   domain.KindBanShadowed,
 }
 
 // ParseKinds reads a comma-separated list of kinds, short (ban, outcome)

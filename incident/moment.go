@@ -24,11 +24,18 @@ import (
 // passed on, as the fold counts them.
 func (l *Log) WalkTo(ctx context.Context, from uint64, at time.Time, fn func(domain.Event) error) error {
 	return l.Walk(ctx, from, func(ev domain.Event) error {
-		if ev.Kind != "" && !at.IsZero() && ev.At.After(at) {
+		if afterMoment(ev, at) {
 			return ErrStop
 		}
 		return fn(ev)
 	})
+}
+
+// afterMoment reports whether ev ends a walk to moment at (WalkTo's rule):
+// it is stamped after at. Events this version cannot read carry no stamp
+// and never end it; a zero at is no end.
+func afterMoment(ev domain.Event, at time.Time) bool {
+	return ev.Kind != "" && !at.IsZero() && ev.At.After(at)
 }
 
 // StateAt is the projection state the router had at moment at: the fold
@@ -47,10 +54,8 @@ func StateAt(ctx context.Context, l *Log, at time.Time, useCheckpoints bool) (*p
 		if err != nil {
 			return nil, 0, err
 		}
-		if cp, ok := latestCheckpoint(cps, at); ok {
-			if st, err := projections.UnmarshalCheckpoint(cp.Data); err == nil && st.Seq() == cp.Seq {
-				state, from, ckptSeq = st, st.Pos().ResumeSeq(), cp.Seq
-			}
+		if st, resume := startState(cps, at); resume > 0 {
+			state, from, ckptSeq = st, resume, st.Seq()
 		}
 	}
 	err := l.WalkTo(ctx, from, at, func(ev domain.Event) error {

@@ -152,6 +152,9 @@ func (t *Timeline) line(ev domain.Event) {
 	case ev.Unban != nil:
 		u := ev.Unban
 		text := "ban expired"
+		if u.By == domain.LiftedByRecovery {
+			text = "unbanned (recovery): a request to it succeeded"
+		}
 		if u.By == domain.LiftedByAdmin {
 			text = "unbanned (admin)"
 			if u.Model == "" {
@@ -164,9 +167,11 @@ func (t *Timeline) line(ev domain.Event) {
 		}
 		t.write(ev.At, u.Credential, model, text)
 	case ev.Cooldown != nil:
-		c := ev.Cooldown
-		t.write(ev.At, c.Credential, c.Model, fmt.Sprintf("cooling down until %s (%d Retry-After %s)",
-			clock(c.Until, ev.At), c.Status, domain.ShortDuration(c.Until.Sub(ev.At).Round(time.Millisecond))))
+		t.write(ev.At, ev.Cooldown.Credential, ev.Cooldown.Model, cooldownText(ev))
+	case ev.Withheld != nil:
+		t.write(ev.At, ev.Withheld.Credential, ev.Withheld.Model, withheldText(*ev.Withheld))
+	case ev.Shadowed != nil:
+		t.write(ev.At, ev.Shadowed.Credential, ev.Shadowed.Model, t.shadowText(ev))
 	case ev.Bench != nil:
 		b := ev.Bench
 		text := "benched on every credential until " + clock(b.Until, ev.At)
@@ -179,6 +184,8 @@ func (t *Timeline) line(ev domain.Event) {
 		t.write(ev.At, domain.AllModels, b.Model, text)
 	case ev.Unbench != nil:
 		t.write(ev.At, domain.AllModels, ev.Unbench.Model, "unbenched (admin): routed again on every credential")
+	case ev.Probe != nil:
+		t.write(ev.At, ev.Probe.Credential, ev.Probe.Model, probeText(*ev.Probe))
 	case ev.Settings != nil:
 		s := ev.Settings
 		t.write(ev.At, "-", "-", fmt.Sprintf("fallback settings changed: max_hops %d, time_budget %s, expose_detail_headers %t",

@@ -58,9 +58,15 @@ func apply(s *State, ev domain.Event, ch *Change) *State {
 		ok = s.applyBench(*ev.Bench)
 	case domain.KindModelUnbenched:
 		ok = s.applyUnbench(*ev.Unbench)
+	case domain.KindProbeClaimed:
+		ok = s.applyProbe(*ev.Probe, ev.At)
 	case domain.KindFallbackSettingsChanged:
 		settings := *ev.Settings
 		s.settings = &settings
+	case domain.KindBanWithheld:
+		ok = s.applyWithheld(*ev.Withheld)
+	case domain.KindBanShadowed:
+		ok = s.applyShadow(*ev.Shadowed, banID(ev))
 	default:
 		ok = false // Valid knows every kind; this keeps the switch honest.
 	}
@@ -112,11 +118,14 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event, ch *Change) bool
 		s.liftPair(p)
 	}
 	if c.wild != nil || p.ban != nil {
+		s.prunePair(c, p)
 		return true // outcomes on a banned pair change nothing
 	}
+	s.endShadow(p, at)
 	switch {
 	case o.Success():
 		s.resetCounts(p)
+		s.resetLadder(p)
 		s.clearWindow(o.Model)
 	case o.Class == domain.ClassCanceled:
 	default:
@@ -131,6 +140,7 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event, ch *Change) bool
 			s.appendFailure(s.model(o.Model), mf)
 		}
 	}
+	s.prunePair(c, p)
 	return true
 }
 
@@ -156,7 +166,7 @@ func (s *State) applyBan(b domain.Ban, id string, at time.Time, ch *Change) bool
 		return true
 	}
 	p := s.pair(c, b.Model)
-	if keeps(p.ban, b, id, at) {
+	if keeps(p.ban, b, id, at) || s.capRefuses(b, c, p, at) {
 		return true
 	}
 	p.ban = imposed(p.ban, id, b, at, ch)
@@ -200,7 +210,7 @@ func (s *State) applyUnban(u domain.Unban, at time.Time, ch *Change) bool {
 	}
 	switch u.By {
 	case domain.LiftedByAdmin:
-	case domain.LiftedByExpiry:
+	case domain.LiftedByExpiry, domain.LiftedByRecovery:
 		if u.BanID == "" {
 			return false
 		}
@@ -240,6 +250,10 @@ func (s *State) applyUnban(u domain.Unban, at time.Time, ch *Change) bool {
 			s.liftPair(p)
 		}
 	}
+	if u.By == domain.LiftedByAdmin && u.Model != domain.AllModels {
+		s.clearShadows(c, u.Model)
+	}
+	s.pruneLifted(c, u.Model)
 	return true
 }
 
@@ -250,21 +264,32 @@ func (s *State) liftWildcard(c *credRec) {
 }
 
 func (s *State) liftPair(p *pairRec) {
-	p.ban = nil
+	p.ban, p.probe = nil, nil
 	s.touchPair(p)
 	s.resetCounts(p)
 }
 
-// applyCooldown holds a pair back; a cooldown never shortens a longer one.
+// applyCooldown holds a pair back, or with model "*" every model of the
+// credential; a cooldown never shortens a longer one. A cooldown of the
+// rate-limit ladder records its step on the pair.
 func (s *State) applyCooldown(cd domain.Cooldown) bool {
-	if cd.Credential == "" || cd.Model == "" || cd.Model == domain.AllModels {
+	if cd.Credential == "" || cd.Model == "" {
 		return false
 	}
-	p := s.pair(s.cred(cd.Credential), cd.Model)
+	c := s.cred(cd.Credential)
+	if cd.Model == domain.AllModels {
+		if c.cooldown == nil || cd.Until.After(c.cooldown.cd.Until) {
+			c.cooldown = newCooldownRec(cd)
+			s.touchCred(c)
+		}
+		return true
+	}
+	p := s.pair(c, cd.Model)
 	if p.cooldown == nil || cd.Until.After(p.cooldown.cd.Until) {
 		p.cooldown = newCooldownRec(cd)
 		s.touchPair(p)
 	}
+	s.climbLadder(p, cd.Step)
 	return true
 }
 

@@ -407,7 +407,9 @@ func TestApplySkipsWhatItCannotUse(t *testing.T) {
 		{"unban by an unknown way", domain.Event{V: 1, Kind: domain.KindBanLifted, At: t0,
 			Unban: &domain.Unban{Credential: "a", By: "magic"}}, Skipped{Invalid: 1}},
 		{"expiry without ban id", expiry(0, "a", "gpt", ""), Skipped{Invalid: 1}},
-		{"cooldown on the wildcard", cooldown(0, "a", "*", m), Skipped{Invalid: 1}},
+		{"cooldown without model", cooldown(0, "a", "", m), Skipped{Invalid: 1}},
+		{"withheld without streak", withheld(0, "a", "gpt", domain.Pos{}), Skipped{Invalid: 1}},
+		{"shadow ban of the wildcard", shadowed(0, "s", "a", "*", m), Skipped{Invalid: 1}},
 		{"bench without model", bench(0, "", m), Skipped{Invalid: 1}},
 		{"unbench without model", unbench(0, ""), Skipped{Invalid: 1}},
 		{"unbench of the wildcard", unbench(0, "*"), Skipped{Invalid: 1}},
@@ -457,6 +459,9 @@ func TestApplyEveryKnownKindFolds(t *testing.T) {
 		domain.KindModelBenched:            bench(0, "gpt", m),
 		domain.KindFallbackSettingsChanged: settings(0, 2),
 		domain.KindModelUnbenched:          unbench(0, "gpt"),
+		domain.KindBanWithheld:             withheld(0, "a", "gpt", domain.Pos{Seq: 1}),
+		domain.KindBanShadowed:             shadowed(0, "s", "a", "gpt", m),
+		domain.KindProbeClaimed:            probeClaim(0, "b", "a", "gpt", 0, "r1"),
 	}
 	for _, k := range domain.Kinds {
 		ev, ok := payloads[k]

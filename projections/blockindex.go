@@ -23,16 +23,22 @@ type blockIndex struct {
 }
 
 type credBlocks struct {
-	wild     int64
-	wildPerm bool
+	wild       int64
+	wildPerm   bool
+	wildManual bool
+	// cooldown is the end of the credential's cooldown of every model.
+	cooldown int64
 	pairs    map[string]pairBlocks
 }
 
 type pairBlocks struct {
-	ban      int64
-	banPerm  bool
-	cooldown int64
-	bench    int64
+	ban       int64
+	banPerm   bool
+	banManual bool
+	cooldown  int64
+	bench     int64
+	// probe is the open recovery probe claim of the pair's automatic ban.
+	probe *domain.ProbeClaim
 }
 
 // banEnd is the index form of a ban's end.
@@ -48,27 +54,40 @@ func banEnd(b *banRec) (int64, bool) {
 
 // Blocked answers whether routing must skip the pair at now, and until
 // when. A ban (on the pair or on the whole credential; the longer applies,
-// a permanent one longest), a cooldown and a bench may apply together; the
+// a permanent one longest), a cooldown (of the pair or of every model of
+// the credential; the longer applies) and a bench may apply together; the
 // block returned is the one that ends last, so its Until is when the pair is
-// usable again (on a tie: banned, then cooling down, then benched). It does
-// not allocate.
+// usable again (on a tie: banned, then cooling down, then benched). Manual
+// says an admin ban is among the holds; Probe is the open recovery probe
+// claim of the pair's automatic ban when nothing else holds the pair (no
+// cooldown, bench or credential-wide ban). It does not allocate.
 func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Block, bool) {
 	var pb pairBlocks
+	t := nanos(now)
+	var manual bool
 	if cb := s.index.creds[credential]; cb != nil {
 		var known bool
 		if pb, known = cb.pairs[model]; !known && len(s.index.bench) > 0 {
 			pb.bench = s.index.bench[model]
 		}
+		manual = pb.banManual && (pb.banPerm || pb.ban > t)
+		if wildOn := cb.wildPerm || cb.wild > t; wildOn {
+			manual = manual || cb.wildManual
+			pb.probe = nil
+		}
 		if cb.wildPerm || cb.wild > pb.ban {
 			pb.ban, pb.banPerm = cb.wild, cb.wildPerm
 		}
+		pb.cooldown = max(pb.cooldown, cb.cooldown)
 	} else if len(s.index.bench) > 0 {
 		pb.bench = s.index.bench[model]
 	}
-	if pb.banPerm {
-		return domain.Block{Reason: domain.BlockBanned, Permanent: true}, true
+	if pb.probe != nil && (pb.cooldown > t || pb.bench > t) {
+		pb.probe = nil // a Retry-After or a bench is kept: no probe then
 	}
-	t := nanos(now)
+	if pb.banPerm {
+		return domain.Block{Reason: domain.BlockBanned, Permanent: true, Manual: manual, Probe: pb.probe}, true
+	}
 	var reason domain.BlockReason
 	var until int64
 	if pb.cooldown > t {
@@ -83,7 +102,11 @@ func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Bloc
 	if reason == "" {
 		return domain.Block{}, false
 	}
-	return domain.Block{Reason: reason, Until: fromNanos(until)}, true
+	b := domain.Block{Reason: reason, Until: fromNanos(until), Manual: manual}
+	if reason == domain.BlockBanned {
+		b.Probe = pb.probe
+	}
+	return b, true
 }
 
 // indexAll builds the whole index from the snapshot's records.
@@ -115,9 +138,17 @@ func (s *Snapshot) reindex(names map[string]bool) {
 func (s *Snapshot) credBlocks(c *credRec) *credBlocks {
 	cb := &credBlocks{pairs: make(map[string]pairBlocks, len(c.pairs))}
 	cb.wild, cb.wildPerm = banEnd(c.wild)
+	if c.cooldown != nil {
+		cb.cooldown = c.cooldown.until
+	}
+	cb.wildManual = c.wild != nil && !probed(c.wild)
 	for model, p := range c.pairs {
 		pb := pairBlocks{bench: s.index.bench[model]}
 		pb.ban, pb.banPerm = banEnd(p.ban)
+		pb.banManual = p.ban != nil && !probed(p.ban)
+		if r := openProbe(p); r != nil {
+			pb.probe = &r.claim
+		}
 		if p.cooldown != nil {
 			pb.cooldown = p.cooldown.until
 		}

@@ -35,18 +35,22 @@ type checkpointDoc struct {
 }
 
 type checkpointCred struct {
-	Name     string           `json:"name"`
-	Wildcard *checkpointBan   `json:"wildcard,omitempty"`
+	Name     string         `json:"name"`
+	Wildcard *checkpointBan `json:"wildcard,omitempty"`
+	// Cooldown is the credential's cooldown of every model.
+	Cooldown *domain.Cooldown `json:"cooldown,omitempty"`
 	Pairs    []checkpointPair `json:"pairs"`
 }
 
 type checkpointPair struct {
-	Model    string           `json:"model"`
-	Counts   map[int]int      `json:"counts,omitempty"`
-	Streak   uint64           `json:"streak_seq,omitempty"`
-	StreakIx uint32           `json:"streak_index,omitempty"`
-	Ban      *checkpointBan   `json:"ban,omitempty"`
-	Cooldown *domain.Cooldown `json:"cooldown,omitempty"`
+	Model    string            `json:"model"`
+	Counts   map[int]int       `json:"counts,omitempty"`
+	Streak   uint64            `json:"streak_seq,omitempty"`
+	StreakIx uint32            `json:"streak_index,omitempty"`
+	Ban      *checkpointBan    `json:"ban,omitempty"`
+	Cooldown *domain.Cooldown  `json:"cooldown,omitempty"`
+	Probe    *checkpointProbe  `json:"probe,omitempty"`
+	Guards   *checkpointGuards `json:"guards,omitempty"`
 }
 
 type checkpointBan struct {
@@ -72,9 +76,13 @@ func (s *State) MarshalCheckpoint() ([]byte, error) {
 	for _, name := range sortedKeys(s.creds) {
 		c := s.creds[name]
 		cc := checkpointCred{Name: name, Wildcard: checkpointBanOf(c.wild), Pairs: make([]checkpointPair, 0, len(c.pairs))}
+		if c.cooldown != nil {
+			cd := c.cooldown.cd
+			cc.Cooldown = &cd
+		}
 		for _, model := range sortedKeys(c.pairs) {
 			p := c.pairs[model]
-			cp := checkpointPair{Model: model, Ban: checkpointBanOf(p.ban)}
+			cp := checkpointPair{Model: model, Ban: checkpointBanOf(p.ban), Probe: checkpointProbeOf(p), Guards: checkpointGuardsOf(p.guards)}
 			if len(p.counts) > 0 {
 				cp.Counts, cp.Streak, cp.StreakIx = p.counts, p.streak.Seq, p.streak.Index
 			}
@@ -161,6 +169,9 @@ func (s *State) restoreCred(cc checkpointCred) error {
 	if cc.Wildcard != nil {
 		c.wild = newBanRec(cc.Wildcard.ID, cc.Wildcard.Ban)
 	}
+	if cc.Cooldown != nil {
+		c.cooldown = newCooldownRec(*cc.Cooldown)
+	}
 	for _, cp := range cc.Pairs {
 		if cp.Model == "" || c.pairs[cp.Model] != nil {
 			return fmt.Errorf("pair %q/%q is empty or repeated", cc.Name, cp.Model)
@@ -175,6 +186,8 @@ func (s *State) restoreCred(cc checkpointCred) error {
 		if cp.Cooldown != nil {
 			p.cooldown = newCooldownRec(*cp.Cooldown)
 		}
+		p.probe = cp.Probe.rec()
+		p.guards = cp.Guards.rec()
 	}
 	return nil
 }

@@ -36,6 +36,15 @@ func (s *State) Facts(ev domain.Event) domain.Facts {
 			if p.cooldown != nil && p.cooldown.until > t {
 				f.CooldownUntil = p.cooldown.cd.Until
 			}
+			if g := p.guards; g != nil {
+				f.Withheld, f.WouldBan, f.LadderStep = g.withheld, g.shadow.activeAt(t), g.ladder
+			}
+		}
+		if c.cooldown != nil && c.cooldown.until > t {
+			f.CredCooldownUntil = c.cooldown.cd.Until
+			if f.CredCooldownUntil.After(f.CooldownUntil) {
+				f.CooldownUntil = f.CredCooldownUntil
+			}
 		}
 		if b := longerBan(activeBan(c.wild, t), activeBan(exact, t)); b != nil {
 			f.Banned = true
@@ -43,6 +52,8 @@ func (s *State) Facts(ev domain.Event) domain.Facts {
 			if !b.perm {
 				f.BanUntil = *b.ban.Until
 			}
+		} else if len(f.Counts) > 0 {
+			f.ModelPairs, f.ModelBanned = s.modelBans(o.Model, t)
 		}
 	}
 	if m := s.models[o.Model]; m != nil {

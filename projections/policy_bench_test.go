@@ -13,6 +13,10 @@ import (
 // 50 models.
 //
 //	go test ./projections -run XXX -bench OutcomeThroughPolicy -benchmem
+//
+// The Facts of a failure count the model's pairs and bans (a walk over the
+// model's pair records), which only a policy with an ejection cap (the
+// Capped case) reads.
 func BenchmarkOutcomeThroughPolicy(b *testing.B) {
 	policy := domain.BanPolicy{
 		Default: domain.Rule{MaxAttempts: 3, Permanent: true},
@@ -20,6 +24,12 @@ func BenchmarkOutcomeThroughPolicy(b *testing.B) {
 		Rules:   map[int]domain.Rule{429: {MaxAttempts: 5, Duration: 5 * time.Minute}},
 		Bench:   domain.BenchPolicy{Failures: 3, Window: 15 * time.Minute, Duration: 10 * time.Minute},
 	}
+	b.Run("Uncapped", func(b *testing.B) { benchOutcomeThroughPolicy(b, policy) })
+	policy.MaxEjectionPercent = 50
+	b.Run("Capped", func(b *testing.B) { benchOutcomeThroughPolicy(b, policy) })
+}
+
+func benchOutcomeThroughPolicy(b *testing.B, policy domain.BanPolicy) {
 	evs := realisticLog(200_000)
 	s := NewState()
 	decisions := 0

@@ -169,6 +169,7 @@ type ruleFile struct {
 	Code        int    `json:"code"`
 	MaxAttempts int    `json:"max_attempts"`
 	BanDuration string `json:"ban_duration"`
+	Enforce     *bool  `json:"enforce"`
 }
 
 type policyFile struct {
@@ -179,7 +180,14 @@ type policyFile struct {
 	CredentialOverrides map[string]struct {
 		ErrorCodes     []int      `json:"error_codes"`
 		ErrorCodeRules []ruleFile `json:"error_code_rules"`
+		Enforce        *bool      `json:"enforce"`
 	} `json:"credential_overrides"`
+	MaxEjectionPercent int `json:"max_ejection_percent"`
+	Cooldown           struct {
+		RateLimitBase domain.Duration `json:"rate_limit_base"`
+		RateLimitMax  domain.Duration `json:"rate_limit_max"`
+		Auth          domain.Duration `json:"auth"`
+	} `json:"cooldown"`
 	ProxyCredentials []string `json:"proxy_credentials"`
 	Bench            struct {
 		Failures int             `json:"failures"`
@@ -208,6 +216,11 @@ func readPolicy(t *testing.T, path string) domain.BanPolicy {
 		m := map[int]domain.Rule{}
 		for _, r := range rs {
 			m[r.Code] = policyRule(t, r.MaxAttempts, r.BanDuration, top)
+			if r.Enforce != nil && !*r.Enforce {
+				rule := m[r.Code]
+				rule.Shadow = true
+				m[r.Code] = rule
+			}
 		}
 		return m
 	}
@@ -216,8 +229,12 @@ func readPolicy(t *testing.T, path string) domain.BanPolicy {
 		Bench: domain.BenchPolicy{Failures: pf.Bench.Failures, Window: time.Duration(pf.Bench.Window),
 			Duration: time.Duration(pf.Bench.Duration)}}
 	for name, o := range pf.CredentialOverrides {
-		p.Credentials[name] = domain.CredentialRules{Codes: o.ErrorCodes, Rules: rules(o.ErrorCodeRules)}
+		p.Credentials[name] = domain.CredentialRules{Codes: o.ErrorCodes, Rules: rules(o.ErrorCodeRules),
+			Shadow: o.Enforce != nil && !*o.Enforce}
 	}
+	p.MaxEjectionPercent = pf.MaxEjectionPercent
+	p.Cooldown = domain.CooldownPolicy{RateLimitBase: time.Duration(pf.Cooldown.RateLimitBase),
+		RateLimitMax: time.Duration(pf.Cooldown.RateLimitMax), Auth: time.Duration(pf.Cooldown.Auth)}
 	for _, name := range pf.ProxyCredentials {
 		p.ProxyCredentials[name] = true
 	}

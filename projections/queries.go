@@ -46,6 +46,14 @@ type PairView struct {
 	BanUntil      *time.Time    `json:"ban_until,omitempty"`
 	CooldownUntil *time.Time    `json:"cooldown_until,omitempty"`
 	BenchedUntil  *time.Time    `json:"benched_until,omitempty"`
+	// WouldBan is the pair's shadow ban at the moment: a rule with
+	// enforce: false would have banned it, with WouldBanReason, until
+	// WouldBanUntil (absent for a permanent one).
+	WouldBan       bool       `json:"would_ban,omitempty"`
+	WouldBanReason string     `json:"would_ban_reason,omitempty"`
+	WouldBanUntil  *time.Time `json:"would_ban_until,omitempty"`
+	// Probe is the open recovery probe claim of the pair's automatic ban.
+	Probe *ProbeView `json:"probe,omitempty"`
 }
 
 // BenchView is one benched model.
@@ -138,11 +146,19 @@ func (s *Snapshot) Pair(key domain.Key, now time.Time) PairView {
 			}
 			if b := activeBan(p.ban, t); b != nil {
 				ban = b
+				v.Probe = probeView(p)
 			}
 			if cd := p.cooldown; cd != nil && cd.until > t {
 				u := cd.cd.Until
 				v.CooldownUntil = &u
 			}
+			if sb := p.shadowAt(t); sb != nil {
+				v.WouldBan, v.WouldBanReason, v.WouldBanUntil = true, sb.ban.Reason, banView(sb).Until
+			}
+		}
+		if cd := c.cooldown; cd != nil && cd.until > t && (v.CooldownUntil == nil || cd.cd.Until.After(*v.CooldownUntil)) {
+			u := cd.cd.Until
+			v.CooldownUntil = &u
 		}
 		if ban != nil {
 			bv := banView(ban)
@@ -170,8 +186,8 @@ func (s *Snapshot) Benched(now time.Time) map[string]BenchView {
 	return out
 }
 
-// Pairs lists every pair the log has named, ordered by credential then
-// model.
+// Pairs lists every pair the log has named and keeps a record of (see
+// maxQuietPairs), ordered by credential then model.
 func (s *Snapshot) Pairs() []domain.Key {
 	var out []domain.Key
 	for _, name := range sortedKeys(s.creds) {
@@ -183,7 +199,9 @@ func (s *Snapshot) Pairs() []domain.Key {
 }
 
 // Named reports whether the log has named the pair (an outcome, a ban or
-// a cooldown on it), without listing every pair.
+// a cooldown on it) and keeps its record, without listing every pair: past
+// maxQuietPairs records of its credential, a pair that holds no state is
+// no longer named.
 func (s *Snapshot) Named(key domain.Key) bool {
 	c := s.creds[key.Credential]
 	return c != nil && c.pairs[key.Model] != nil

@@ -49,7 +49,7 @@ func (s *State) Snapshot() *Snapshot {
 	n := s.header()
 	n.creds = make(map[string]*credRec, len(s.creds))
 	for name, c := range s.creds {
-		fc := &credRec{name: name, wild: c.wild, pairs: make(map[string]*pairRec, len(c.pairs))}
+		fc := &credRec{name: name, wild: c.wild, cooldown: c.cooldown, pairs: make(map[string]*pairRec, len(c.pairs))}
 		for model, p := range c.pairs {
 			fc.pairs[model] = p.frozen()
 		}
@@ -98,10 +98,10 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]bool {
 		if fc := fresh[name]; fc != nil {
 			return fc
 		}
-		fc := &credRec{name: name, wild: s.creds[name].wild}
+		fc := &credRec{name: name, wild: s.creds[name].wild, cooldown: s.creds[name].cooldown}
 		if old := prev.creds[name]; old != nil {
 			fc.pairs = maps.Clone(old.pairs)
-			if old.wild != fc.wild {
+			if old.wild != fc.wild || old.cooldown != fc.cooldown {
 				reindex[name] = true
 			}
 		} else {
@@ -117,7 +117,14 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]bool {
 	}
 	for _, p := range s.dirtyPairs {
 		fc := own(p.cred)
-		if old := fc.pairs[p.model]; old == nil || old.ban != p.ban || old.cooldown != p.cooldown {
+		if p.gone {
+			if _, ok := fc.pairs[p.model]; ok {
+				delete(fc.pairs, p.model)
+				reindex[p.cred] = true
+			}
+			continue
+		}
+		if old := fc.pairs[p.model]; old == nil || old.ban != p.ban || old.cooldown != p.cooldown || old.probe != p.probe {
 			reindex[p.cred] = true
 		}
 		fc.pairs[p.model] = p.frozen()
@@ -167,7 +174,7 @@ func (s *State) clearDirty() {
 // frozen copies the pair for a snapshot. Ban and cooldown records are never
 // mutated, so they are shared.
 func (p *pairRec) frozen() *pairRec {
-	f := &pairRec{cred: p.cred, model: p.model, ban: p.ban, cooldown: p.cooldown}
+	f := &pairRec{cred: p.cred, model: p.model, ban: p.ban, cooldown: p.cooldown, probe: p.probe, guards: p.guards}
 	if len(p.counts) > 0 {
 		f.counts = maps.Clone(p.counts)
 	}

@@ -34,6 +34,10 @@ type State struct {
 	pos      domain.Pos
 	lastAt   time.Time
 	skipped  Skipped
+	// pairsOf indexes the pair records by model and credential, for the
+	// ejection cap's count of a model's pairs (modelBans); derived from
+	// creds, kept by pair and dropQuiet.
+	pairsOf map[string]map[*credRec]*pairRec
 
 	// Records changed since the last incremental publish (see publish).
 	// Not part of what the log determines.
@@ -42,12 +46,14 @@ type State struct {
 	dirtyModels []*modelRec
 }
 
-// credRec is one credential: its wildcard ban and its pairs.
+// credRec is one credential: its wildcard ban, its cooldown of every
+// model (an auth cooldown) and its pairs.
 type credRec struct {
-	name  string
-	wild  *banRec
-	pairs map[string]*pairRec
-	dirty bool
+	name     string
+	wild     *banRec
+	cooldown *cooldownRec
+	pairs    map[string]*pairRec
+	dirty    bool
 }
 
 // pairRec is one credential+model pair.
@@ -59,7 +65,15 @@ type pairRec struct {
 	streak   domain.Pos
 	ban      *banRec
 	cooldown *cooldownRec
-	dirty    bool
+	// guards holds the pair's Fail2Ban guards (guards.go); nil while it
+	// has none.
+	guards *pairGuards
+	// probe is the latest recovery probe claim (probe.go); it counts
+	// only while its ban is the pair's ban.
+	probe *probeRec
+	dirty bool
+	// gone marks a record the fold dropped (prune.go).
+	gone bool
 }
 
 // modelRec is one model's bench and its window of bench-countable failures.
@@ -94,7 +108,7 @@ type benchRec struct {
 
 // NewState returns the state before any event.
 func NewState() *State {
-	return &State{creds: map[string]*credRec{}, models: map[string]*modelRec{}}
+	return &State{creds: map[string]*credRec{}, models: map[string]*modelRec{}, pairsOf: map[string]map[*credRec]*pairRec{}}
 }
 
 // Seq is the stream sequence of the last event applied (0 before any).
@@ -124,6 +138,7 @@ func (s *State) pair(c *credRec, model string) *pairRec {
 	if p == nil {
 		p = &pairRec{cred: c.name, model: model}
 		c.pairs[model] = p
+		s.indexPair(c, p)
 		s.touchPair(p)
 	}
 	return p
@@ -168,6 +183,7 @@ func (s *State) resetCounts(p *pairRec) {
 		clear(p.counts)
 	}
 	p.streak = domain.Pos{}
+	s.forgetWithheld(p)
 }
 
 func (s *State) resetAllCounts(c *credRec) {

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,15 +43,7 @@ func bannedRouter(t *testing.T, store string) (*running, []*upstream) {
 // to half its size, a few bytes into a record.
 func truncateNewestBlock(t *testing.T, store string) {
 	t.Helper()
-	blks, err := filepath.Glob(filepath.Join(store, "jetstream", "*", "streams", "AIROUTER_EVENTS", "msgs", "*.blk"))
-	if err != nil || len(blks) == 0 {
-		t.Fatalf("no events block in %s: %v", store, err)
-	}
-	index := func(p string) int {
-		n, _ := strconv.Atoi(strings.TrimSuffix(filepath.Base(p), ".blk"))
-		return n
-	}
-	newest := slices.MaxFunc(blks, func(a, b string) int { return index(a) - index(b) })
+	newest := newestBlock(t, store)
 	fi, err := os.Stat(newest)
 	if err != nil {
 		t.Fatal(err)

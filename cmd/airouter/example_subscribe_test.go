@@ -99,7 +99,7 @@ func exampleRouter() (exampleServer, func(), error) {
 	if err != nil {
 		return exampleServer{}, nil, err
 	}
-	yaml := fmt.Sprintf("server:\n  master_key: %s\nevents:\n  store_dir: %s/data\n  listen: 127.0.0.1:4222\n"+
+	yaml := fmt.Sprintf("server:\n  master_key: %s\n  shutdown_delay: 0s\nevents:\n  store_dir: %s/data\n  listen: 127.0.0.1:4222\n"+
 		"credentials:\n  - name: cred-a\n    type: openai\n    api_key: sk-example-upstream\n    base_url: http://127.0.0.1:9/v1\n",
 		exampleMasterKey, dir)
 	cfg, err := config.Parse([]byte(yaml), nil)

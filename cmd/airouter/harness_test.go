@@ -65,7 +65,7 @@ func testConfig(t *testing.T, storeDir, storage string, extra string, ups ...*up
 func buildConfig(t testing.TB, events, extra string, ups ...*upstream) *config.Config {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n  master_key: %s\n  port: 8080\n", testMasterKey)
+	fmt.Fprintf(&b, "server:\n  master_key: %s\n  port: 8080\n  shutdown_delay: 0s\n", testMasterKey)
 	b.WriteString(events)
 	b.WriteString("credentials:\n")
 	for i, u := range ups {

@@ -1,13 +1,14 @@
 // Command airouter is the router binary: `serve` runs the proxy on its event
-// log; the other subcommands (`replay`, `export`, `tail`) read that log for
-// operators. It holds the flags and the wiring, and is the only package that
-// imports every other one and reads config: it turns the config into plain
-// values, opens transport/eventlog, restores projections, builds
-// transport/proxy and adminapi over them, installs decisions' engine as the
-// writer's AfterApply, and serves HTTP. An event's whole path is assembled
-// here (proxywire.go, router.go, surfaces.go); no logic of the path lives
-// here beyond that wiring and the adapters of eventlog.Reader and adminapi
-// to incident's ports (tools.go).
+// log; `replay`, `export` and `tail` read that log for operators; `check`
+// validates a config, `version` names the build and `probe` is the
+// container's health check. It holds the flags and the wiring, and is the
+// only package that imports every other one and reads config: it turns the
+// config into plain values, opens transport/eventlog, restores
+// projections, builds transport/proxy and adminapi over them, installs
+// decisions' engine as the writer's AfterApply, and serves HTTP. An
+// event's whole path is assembled here (proxywire.go, router.go,
+// surfaces.go); no logic of the path lives here beyond that wiring and the
+// adapters of eventlog.Reader and adminapi to incident's ports (tools.go).
 package main
 
 import (
@@ -35,6 +36,10 @@ func commands() []command {
 		{"replay", "print the log as a timeline, or a view at a moment: airouter replay -config FILE [-at T -view health]", runReplay},
 		{"export", "write a window of the log as JSONL: airouter export -config FILE -since 2h > incident.jsonl", runExport},
 		{"tail", "follow the live log: airouter tail -config FILE [-bans]", runTail},
+		{"whatif", "weigh other ban rules against the log: airouter whatif -policy NEW.yaml -config FILE -since 24h", runWhatif},
+		{"check", "validate a config without starting anything: airouter check -config FILE", runCheck},
+		{"version", "print the version, commit and Go version: airouter version", runVersion},
+		{"probe", "GET a URL, exit 0 on 2xx (the container health check): airouter probe URL", runProbe},
 	}
 }
 
@@ -42,9 +47,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "airouter:", err)
+		if errors.Is(err, flag.ErrHelp) {
+			// -h printed the usage that was asked for.
+			return
 		}
+		fmt.Fprintln(os.Stderr, "airouter:", err)
 		os.Exit(1)
 	}
 }

@@ -19,7 +19,7 @@ const testClientKey = "sk-test-client-0123456789"
 func anyModelRouter(t *testing.T, ups ...*upstream) *running {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n  master_key: %s\n  api_keys: [%s]\n  port: 8080\n", testMasterKey, testClientKey)
+	fmt.Fprintf(&b, "server:\n  master_key: %s\n  api_keys: [%s]\n  port: 8080\n  shutdown_delay: 0s\n", testMasterKey, testClientKey)
 	fmt.Fprintf(&b, "events:\n  store_dir: %s\n  storage: memory\n", tempStore(t))
 	b.WriteString("credentials:\n")
 	for i, u := range ups {

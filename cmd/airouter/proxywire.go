@@ -24,6 +24,8 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics pro
 		Metrics:        metrics,
 		Logger:         rt.logger.Named("proxy"),
 		Clock:          rt.clock,
+		Panic:          cfg.Fallback.Panic,
+		Replica:        rt.replica,
 	}
 	for _, c := range cfg.Credentials {
 		d.Credentials = append(d.Credentials, proxy.Credential{

@@ -21,7 +21,7 @@ import (
 func replayConfig(t *testing.T, events, extra string, ups ...*upstream) (string, *config.Config) {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n  master_key: %s\n  port: 8080\n", testMasterKey)
+	fmt.Fprintf(&b, "server:\n  master_key: %s\n  port: 8080\n  shutdown_delay: 0s\n", testMasterKey)
 	fmt.Fprintf(&b, "events:\n%s", events)
 	b.WriteString("credentials:\n")
 	for i, u := range ups {

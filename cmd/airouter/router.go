@@ -19,6 +19,7 @@ import (
 	"github.com/airouter/airouter/projections"
 	"github.com/airouter/airouter/transport/eventlog"
 	"github.com/airouter/airouter/transport/proxy"
+	"github.com/airouter/airouter/transport/tracing"
 )
 
 // catchUpTimeout bounds the replay before the router reports ready.
@@ -32,7 +33,13 @@ type router struct {
 	log    *eventlog.Log
 	live   *projections.Live
 	engine *decisions.Engine
-	proxy  *proxy.Proxy
+	// prober claims recovery probes (recovery.go); replica names this
+	// process in the claims.
+	prober  *decisions.Prober
+	replica string
+	proxy   *proxy.Proxy
+	// tracer is nil while tracing is off (config otel).
+	tracer *tracing.Tracer
 	admin  *adminapi.API
 	stop   func() // stops the consumer
 	cancel context.CancelFunc
@@ -65,7 +72,7 @@ func startRouterOn(ctx context.Context, cfg *config.Config, logger hclog.Logger,
 	if err != nil {
 		return nil, fmt.Errorf("start the event log: %w", err)
 	}
-	rt := &router{cfg: cfg, logger: logger, log: lg, clock: clock}
+	rt := &router{cfg: cfg, logger: logger, log: lg, clock: clock, replica: newReplicaID()}
 	if err := rt.restoreProjections(ctx); err != nil {
 		_ = lg.Close(context.Background())
 		return nil, err
@@ -122,6 +129,8 @@ func (rt *router) restoreProjections(ctx context.Context) error {
 			"missing_events", d.Missing, "missing_from_seq", d.FromSeq, "last_stored_seq", d.LastStored, "cause", d.Cause)
 	}
 	state := rt.restore(ctx, last)
+	// A checkpoint kept ahead of a damaged stream moved the stream past it.
+	last = max(last, state.Seq())
 	rt.live = projections.NewLive(state)
 	rt.bootSeq = last
 	rt.ckpt, err = decisions.NewCheckpointer(rt.log, rt.logger.Named("checkpoint"))
@@ -191,12 +200,18 @@ func (rt *router) follow(ctx context.Context) error {
 		return fmt.Errorf("replay the log up to sequence %d: %w", last, err)
 	}
 	rt.engine.Start(runCtx)
+	if err := rt.startProber(runCtx); err != nil {
+		stop()
+		cancel()
+		return err
+	}
 	return nil
 }
 
 // restore returns the state of the latest checkpoint, or a fresh state when
 // there is none, it cannot be read, or it is ahead of the log (a log
-// recreated under it).
+// recreated under it) other than by damage to the router's own store
+// (keepAhead).
 func (rt *router) restore(ctx context.Context, last uint64) *projections.State {
 	seq, data, ok, err := rt.log.LoadCheckpoint(ctx)
 	switch {
@@ -204,6 +219,9 @@ func (rt *router) restore(ctx context.Context, last uint64) *projections.State {
 		rt.logger.Warn("reading the checkpoint failed; replaying the whole log", "error", err)
 	case !ok:
 	case seq > last:
+		if st := rt.keepAhead(ctx, seq, data, last); st != nil {
+			return st
+		}
 		rt.logger.Warn("checkpoint is ahead of the log; replaying the whole log", "checkpoint_seq", seq, "last_seq", last)
 	default:
 		st, err := projections.UnmarshalCheckpoint(data)
@@ -217,17 +235,6 @@ func (rt *router) restore(ctx context.Context, last uint64) *projections.State {
 	return projections.NewState()
 }
 
-func (rt *router) httpServer() *http.Server {
-	s := rt.cfg.Server
-	return &http.Server{
-		Handler:           rt.handler(),
-		ReadHeaderTimeout: s.ReadHeaderTimeout,
-		WriteTimeout:      s.WriteTimeout,
-		IdleTimeout:       s.IdleTimeout,
-		ErrorLog:          rt.logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
-}
-
 // handler sends /v1/ straight to the proxy and everything else through the
 // admin API's router. The proxy's path skips gorilla/mux: its matching and
 // the two request copies it makes to carry route variables cost about a
@@ -237,6 +244,7 @@ func (rt *router) httpServer() *http.Server {
 func (rt *router) handler() http.Handler {
 	r := mux.NewRouter()
 	rt.admin.Register(r)
+	rt.admin.RegisterEvents(r, adminapi.EventsOptions{Log: eventsLog{rt.log}, Clock: rt.clock})
 	r.NotFoundHandler = http.HandlerFunc(proxy.NotFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(proxy.NotFound)
 	api := rt.proxy.Handler()
@@ -256,6 +264,7 @@ func (rt *router) close() error {
 		if rt.proxy != nil {
 			rt.proxy.Close()
 		}
+		rt.stopTracing()
 		if rt.stop != nil {
 			rt.stop()
 		}
@@ -264,6 +273,9 @@ func (rt *router) close() error {
 		}
 		if rt.engine != nil {
 			rt.engine.Wait()
+		}
+		if rt.prober != nil {
+			rt.prober.Wait()
 		}
 		var errs []error
 		if rt.ckpt != nil {

@@ -33,16 +33,34 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	for _, w := range cfg.Warnings {
 		logger.Warn("config: " + w)
 	}
-	rt, err := startRouter(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", cfg.Server.Port))
 	if err != nil {
-		rt.close()
 		return fmt.Errorf("listen on port %d: %w", cfg.Server.Port, err)
 	}
-	return rt.serve(ctx, ln)
+	return serveProcess(ctx, cfg.Server, logger, ln, func(ctx context.Context) (*router, error) {
+		return startRouter(ctx, cfg, logger)
+	})
+}
+
+// serveProcess listens on ln before the router starts, so that /livez and
+// /readyz answer (readyz 503) while start replays the log, then serves
+// the router start returns until ctx ends. The listener opens first
+// because a probe that cannot connect reads as a dead process, not as
+// one still starting.
+func serveProcess(ctx context.Context, s config.Server, logger hclog.Logger, ln net.Listener,
+	start func(context.Context) (*router, error)) error {
+	g := &gate{}
+	srv := newHTTPServer(s, g, logger)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("airouter listening; replaying the event log before accepting requests", "addr", ln.Addr().String())
+	rt, err := start(ctx)
+	if err != nil {
+		_ = srv.Close()
+		<-errc
+		return err
+	}
+	return rt.serveOn(ctx, srv, g, errc)
 }
 
 func newLogger(s config.Server, out io.Writer) hclog.Logger {
@@ -55,17 +73,28 @@ func newLogger(s config.Server, out io.Writer) hclog.Logger {
 	})
 }
 
-// serve answers HTTP on ln until ctx ends, then lets in-flight requests
-// finish and closes the router.
+// serve answers HTTP on ln until ctx ends, then drains, lets in-flight
+// requests finish and closes the router.
 func (rt *router) serve(ctx context.Context, ln net.Listener) error {
-	srv := rt.httpServer()
+	g := &gate{}
+	srv := newHTTPServer(rt.cfg.Server, g, rt.logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	rt.logger.Info("airouter listening", "addr", ln.Addr().String(),
-		"applied_seq", rt.live.Load().Seq())
+	return rt.serveOn(ctx, srv, g, errc)
+}
+
+// serveOn opens the gate to the router's handler and serves until ctx
+// ends or srv fails (errc); then it drains: /readyz answers 503 for
+// server.shutdown_delay while requests are still served, then the server
+// stops accepting, in-flight requests get shutdownGrace to finish, and
+// the router closes.
+func (rt *router) serveOn(ctx context.Context, srv *http.Server, g *gate, errc <-chan error) error {
+	g.open(rt.handler())
+	rt.logger.Info("airouter ready", "applied_seq", rt.live.Load().Seq())
 	var serveErr error
 	select {
 	case <-ctx.Done():
+		rt.drain(g)
 	case serveErr = <-errc:
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -78,4 +107,33 @@ func (rt *router) serve(ctx context.Context, ln net.Listener) error {
 		return serveErr
 	}
 	return closeErr
+}
+
+// drain reports not ready and waits server.shutdown_delay on the router's
+// clock, still serving, so that load balancers take the replica out
+// before it stops accepting.
+func (rt *router) drain(g *gate) {
+	d := rt.cfg.Server.ShutdownDelay
+	if d <= 0 {
+		g.drain()
+		return
+	}
+	// The timer exists before /readyz turns 503, so whoever sees the 503
+	// can move a fake clock past it.
+	timer := rt.clock.NewTimer(d)
+	defer timer.Stop()
+	g.drain()
+	rt.logger.Info("draining: /readyz answers 503; requests are still served until the delay ends",
+		"shutdown_delay", d.String())
+	<-timer.Chan()
+}
+
+func newHTTPServer(s config.Server, h http.Handler, logger hclog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: s.ReadHeaderTimeout,
+		WriteTimeout:      s.WriteTimeout,
+		IdleTimeout:       s.IdleTimeout,
+		ErrorLog:          logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
 }

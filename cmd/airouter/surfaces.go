@@ -15,7 +15,7 @@ import (
 // buildSurfaces builds the admin API over the projections and the log,
 // then the proxy, which reads the API's failover settings and reports
 // through its metrics, then hands the proxy's counters (usage, rejections,
-// learned models) to the API. Both run on the router's clock. It runs
+// learned models) and the log read back (the views of the past) to the API. Both run on the router's clock. It runs
 // before the log is followed.
 func (rt *router) buildSurfaces() error {
 	ad := adminDeps(rt.cfg, rt.logger)
@@ -28,11 +28,20 @@ func (rt *router) buildSurfaces() error {
 	if err != nil {
 		return err
 	}
-	p, err := proxy.New(rt.proxyDeps(admin.Settings, admin.Metrics()))
+	if err := rt.startTracing(context.Background(), admin.Registry()); err != nil {
+		return err
+	}
+	pd := rt.proxyDeps(admin.Settings, admin.Metrics())
+	if rt.tracer != nil {
+		pd.Tracer = rt.tracer
+	}
+	p, err := proxy.New(pd)
 	if err != nil {
+		rt.stopTracing()
 		return err
 	}
 	admin.SetTraffic(p)
+	admin.SetHistory(newLogHistory(rt.log), adminapi.PastLimits{})
 	rt.admin, rt.proxy = admin, p
 	return nil
 }

@@ -52,7 +52,7 @@ func (f *filterFlags) register(fs *flag.FlagSet, withTime, withPair bool) {
 	if withPair {
 		fs.StringVar(&f.credential, "credential", "", "only events about credential `NAME`")
 		fs.StringVar(&f.model, "model", "", "only events about model `ID`")
-		fs.StringVar(&f.kind, "kind", "", "only events of these `KINDS`, comma-separated: outcome, ban, unban, cooldown, bench, settings (or full kinds such as ban.imposed)")
+		fs.StringVar(&f.kind, "kind", "", "only events of these `KINDS`, comma-separated: outcome, ban, unban, cooldown, bench, unbench, withheld, shadow, settings (or full kinds such as ban.imposed)")
 	}
 }
 

@@ -1,14 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -38,7 +33,11 @@ func (s readerLog) Events(ctx context.Context, from uint64, fn func(domain.Event
 }
 
 func (s readerLog) Checkpoints(ctx context.Context) ([]incident.Checkpoint, error) {
-	cps, err := s.r.Checkpoints(ctx)
+	return checkpointsOf(s.r.Checkpoints(ctx))
+}
+
+// checkpointsOf converts the log's checkpoints to incident's.
+func checkpointsOf(cps []eventlog.Checkpoint, err error) ([]incident.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -67,12 +66,10 @@ func (s readerLog) Follow(ctx context.Context, bansOnly bool, fn func(domain.Eve
 	return stop, nil
 }
 
-// errReplayReadOnly answers any change asked of a replayed view.
-var errReplayReadOnly = errors.New("a replayed log is read-only")
-
 // adminViews renders replayed views through the admin API, built as the
 // router builds it (adminDeps) over the replayed snapshot with its clock
-// fixed at the moment. Without a config (cfg nil) the credentials are the
+// fixed at the moment (adminapi.PastView, which the router's ?at= views
+// render through too). Without a config (cfg nil) the credentials are the
 // ones the log names.
 type adminViews struct {
 	cfg *config.Config
@@ -92,70 +89,55 @@ func (v adminViews) Render(snap *projections.Snapshot, at time.Time, view incide
 	return serveView(v.cfg, snap, at, path)
 }
 
-// serveView asks the admin API over snap, its clock fixed at at, for path,
-// and returns the body it serves.
+// serveView is the body the admin API serves for path over snap as the
+// router served it at moment at.
 func serveView(cfg *config.Config, snap *projections.Snapshot, at time.Time, path string) ([]byte, error) {
-	logger := hclog.NewNullLogger()
 	var d adminapi.Deps
 	if cfg != nil {
-		d = adminDeps(cfg, logger)
+		d = adminDeps(cfg, hclog.NewNullLogger())
 	} else {
-		d = adminapi.Deps{MasterKey: randomKey(), Logger: logger}
 		for _, name := range snap.Credentials() {
 			d.Credentials = append(d.Credentials, adminapi.Credential{Name: name})
 		}
 	}
-	d.Snapshot = func() *projections.Snapshot { return snap }
-	d.WaitFor = func(context.Context, uint64) error { return errReplayReadOnly }
-	d.Publish = func(context.Context, domain.Event) (uint64, error) { return 0, errReplayReadOnly }
-	d.Clock = func() time.Time { return at }
-	// What the log held at that moment: everything up to the snapshot.
-	// The live counters (published, dropped, failed) are not in the log.
-	d.LogStatus = func() adminapi.LogStatus { return adminapi.LogStatus{Connected: true, LastSeq: snap.Seq()} }
-	api, err := adminapi.New(d)
-	if err != nil {
-		return nil, fmt.Errorf("build the admin API over the replayed state: %w", err)
-	}
-	req, err := http.NewRequest(http.MethodGet, path, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+d.MasterKey)
-	rec := &bodyRecorder{header: http.Header{}}
-	api.Handler().ServeHTTP(rec, req)
-	if rec.status != http.StatusOK && !(path == "/health" && rec.status == http.StatusServiceUnavailable) {
-		return nil, fmt.Errorf("replayed %s answered %d: %s", path, rec.status, bytes.TrimSpace(rec.body.Bytes()))
-	}
-	return rec.body.Bytes(), nil
+	body, _, err := adminapi.PastView(d, snap, at, path)
+	return body, err
 }
 
-// bodyRecorder is the http.ResponseWriter serveView reads an answer from.
-type bodyRecorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
+// logHistory is the router's own log read back as the admin API's History:
+// the fold replay -at prints (incident.HeldStateAt, from the latest
+// checkpoint stored at or before the moment), refusing moments the log no
+// longer holds.
+type logHistory struct {
+	log *incident.Log
 }
 
-func (r *bodyRecorder) Header() http.Header { return r.header }
-
-func (r *bodyRecorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
+// newLogHistory reads l, the router's log.
+func newLogHistory(l *eventlog.Log) logHistory {
+	src := liveLog{l: l}
+	return logHistory{log: &incident.Log{Source: src, Checkpoints: src, Name: "the event log"}}
 }
 
-func (r *bodyRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.body.Write(b)
+func (h logHistory) StateAt(ctx context.Context, at time.Time) (*projections.State, error) {
+	return incident.HeldStateAt(ctx, h.log, at)
 }
 
-// randomKey is a throwaway master key for a replayed API without a config.
-func randomKey() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+func (h logHistory) EventsAfter(ctx context.Context, st *projections.State, until time.Time, fn func(domain.Event) error) error {
+	return h.log.WalkTo(ctx, st.Pos().ResumeSeq(), until, fn)
+}
+
+// liveLog is the router's eventlog.Log as incident's Source and
+// CheckpointStore.
+type liveLog struct {
+	l *eventlog.Log
+}
+
+func (s liveLog) Events(ctx context.Context, from uint64, fn func(domain.Event) error) error {
+	return s.l.Read(ctx, from, 0, func(ev domain.Event, _ uint64) error { return fn(ev) })
+}
+
+func (s liveLog) Checkpoints(ctx context.Context) ([]incident.Checkpoint, error) {
+	return checkpointsOf(s.l.Checkpoints(ctx))
 }
 
 // toolLogger is the log subcommands' logger: warnings and errors on stderr.

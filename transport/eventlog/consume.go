@@ -58,6 +58,10 @@ type consumers struct {
 	// tailHole is the missing tail {last stored, last assigned} Log.Damage
 	// found, or nil.
 	tailHole atomic.Pointer[[2]uint64]
+	// moved is the first sequence Log.MovePast left the stream at, 0
+	// without a move: a consumer asked to start below it starts there,
+	// since nothing below it is stored or will be.
+	moved atomic.Uint64
 }
 
 func newConsumers(c *conn, log hclog.Logger, errs *lastError, streamUp func() bool) *consumers {
@@ -85,6 +89,7 @@ type consumer struct {
 // consumeFrom delivers every event from fromSeq on, then follows
 // (Log.Consume).
 func (cs *consumers) consumeFrom(ctx context.Context, fromSeq uint64, fn EventFunc) (stop func(), err error) {
+	fromSeq = max(fromSeq, cs.moved.Load())
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
 	if fromSeq > 1 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy

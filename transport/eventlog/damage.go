@@ -32,6 +32,9 @@ type Damage struct {
 	LastStored uint64
 	// Cause says how the loss was found.
 	Cause string
+	// Acknowledged is the highest sequence known acknowledged (the
+	// store's mark, the latest checkpoint's record), 0 when unknown.
+	Acknowledged uint64
 	// assigned is the stream's last assigned sequence.
 	assigned uint64
 }
@@ -165,7 +168,7 @@ func damageOf(st jetstream.StreamState, expect uint64) Damage {
 	if st.Lost != nil {
 		add(st.Lost.Msgs, "the server reports %d messages lost")
 	}
-	d := Damage{LastStored: st.LastSeq, assigned: st.LastSeq}
+	d := Damage{LastStored: st.LastSeq, Acknowledged: expect, assigned: st.LastSeq}
 	for d.LastStored > 0 && d.LastStored >= st.FirstSeq {
 		if _, gone := missing[d.LastStored]; !gone {
 			break

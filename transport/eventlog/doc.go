@@ -18,6 +18,8 @@
 //	airouter.events.ban.<credential>.<model>       ban.imposed
 //	airouter.events.unban.<credential>.<model>     ban.lifted
 //	airouter.events.cooldown.<credential>.<model>  cooldown.started
+//	airouter.events.withheld.<credential>.<model>  ban.withheld
+//	airouter.events.shadow.<credential>.<model>    ban.shadowed
 //	airouter.events.bench.<model>                  model.benched, model.unbenched
 //	airouter.events.settings.fallback              settings.fallback_changed
 //	airouter.checkpoints.projections               projection checkpoints

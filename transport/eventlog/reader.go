@@ -213,38 +213,7 @@ func (r *Reader) Bounds(ctx context.Context) (Bounds, error) { return r.conn.bou
 // scan. Store times follow event times closely (an event is stored after it
 // happened), so a reader that wants events from time t starts a little
 // before it and filters by the events' own times.
-func (r *Reader) SeqAt(ctx context.Context, t time.Time) (uint64, error) {
-	b, err := r.Bounds(ctx)
-	if err != nil {
-		return 0, err
-	}
-	switch {
-	case b.LastSeq == 0:
-		return 1, nil
-	case !t.After(b.FirstStored):
-		return b.FirstSeq, nil
-	case t.After(b.LastStored):
-		return b.LastSeq + 1, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, seekTimeout)
-	defer cancel()
-	oc, err := r.conn.cur().js.OrderedConsumer(ctx, EventsStream, jetstream.OrderedConsumerConfig{
-		DeliverPolicy: jetstream.DeliverByStartTimePolicy,
-		OptStartTime:  &t,
-	})
-	if err != nil {
-		return 0, fmt.Errorf("find the first event stored at %s: %w", t.UTC().Format(time.RFC3339), err)
-	}
-	msg, err := oc.Next(jetstream.FetchContext(ctx))
-	if err != nil {
-		return 0, fmt.Errorf("find the first event stored at %s: %w", t.UTC().Format(time.RFC3339), err)
-	}
-	md, err := msg.Metadata()
-	if err != nil {
-		return 0, fmt.Errorf("find the first event stored at %s: %w", t.UTC().Format(time.RFC3339), err)
-	}
-	return md.Sequence.Stream, nil
-}
+func (r *Reader) SeqAt(ctx context.Context, t time.Time) (uint64, error) { return r.conn.seqAt(ctx, t) }
 
 // Checkpoints returns the stored projection checkpoints (at most two),
 // oldest first; none when the log has no checkpoints stream.

@@ -43,6 +43,15 @@ func Subject(ev domain.Event) string {
 		// The benches' subject: a bench decided on an outcome before the
 		// lift finds the lift stored after its cause and is not stored.
 		return subjectPrefix + "bench." + EscapeToken(ev.Unbench.Model)
+	case ev.Kind == domain.KindBanWithheld && ev.Withheld != nil:
+		// Beside the pair's bans, not on them: a ban decided once the
+		// ejection cap allows it must not find the withholding stored
+		// after its cause.
+		return pairSubject("withheld.", ev.Withheld.Credential, ev.Withheld.Model)
+	case ev.Kind == domain.KindBanShadowed && ev.Shadowed != nil:
+		return pairSubject("shadow.", ev.Shadowed.Credential, ev.Shadowed.Model)
+	case ev.Kind == domain.KindProbeClaimed && ev.Probe != nil:
+		return pairSubject("probe.", ev.Probe.Credential, ev.Probe.Model)
 	case ev.Kind == domain.KindFallbackSettingsChanged && ev.Settings != nil:
 		return subjectPrefix + "settings.fallback"
 	}

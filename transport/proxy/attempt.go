@@ -24,7 +24,11 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 
 	sent := p.clock.Now()
 	var phase bodyPhase
-	resp, err := p.transport.RoundTrip(p.upstreamRequest(phase.trace(ctx), r, rq, c))
+	req := p.upstreamRequest(phase.trace(ctx), r, rq, c)
+	if p.tracer != nil {
+		req, h.span = p.traceAttempt(req, rq, c, len(rq.hops)+1)
+	}
+	resp, err := p.transport.RoundTrip(req)
 	h.ms = p.clock.Now().Sub(sent).Milliseconds()
 	if err != nil {
 		stopTimer(timer)
@@ -66,7 +70,10 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 	}
 	switch {
 	case h.class == domain.ClassOK:
-		c.charge(p.clock.Now().Unix(), bodyTokens(body))
+		t := bodyUsage(body)
+		h.usage = t
+		c.charge(p.clock.Now().Unix(), t.tokens())
+		p.countTokens(c.cred.name, rq.model, t)
 	case h.class == domain.ClassEmptyCompletion:
 		h.msg = "a completion with no content and no tool calls"
 		return p.fail(rq, h, false)
@@ -79,7 +86,9 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 	body = p.secrets.mask(body)
 	rq.hops = append(rq.hops, h)
 	p.report(rq, &rq.hops[len(rq.hops)-1], len(rq.hops), false)
-	p.writeUpstream(w, rq, resp, body)
+	if !p.writeUpstream(w, rq, resp, body) {
+		p.metrics.Aborted(c.cred.name, rq.model, rq.ep.String())
+	}
 	return true
 }
 
@@ -137,13 +146,15 @@ func newBodyReader(b []byte) *bodyReader {
 func (*bodyReader) Close() error { return nil }
 
 // writeUpstream answers the client with an upstream response read in full.
-func (p *Proxy) writeUpstream(w http.ResponseWriter, rq *request, resp *http.Response, body []byte) {
+// It reports false when the client went away before the body was written.
+func (p *Proxy) writeUpstream(w http.ResponseWriter, rq *request, resp *http.Response, body []byte) bool {
 	h := w.Header()
 	copyResponseHeader(h, resp.Header, p.secrets)
 	setFallbackHeaders(h, rq.hops, rq.settings.ExposeDetailHeaders)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = w.Write(body)
+	_, err := w.Write(body)
+	return err == nil
 }
 
 // isEventStream reports a streamed response by its content type (not by

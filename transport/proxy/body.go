@@ -2,7 +2,9 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // request body errors, as the client sees them.
@@ -27,7 +29,7 @@ type clientBody struct {
 // parseBody finds the top-level model and stream members.
 func parseBody(b []byte) (clientBody, error) {
 	cb := clientBody{raw: b, ms: -1}
-	ok := members(b, func(key []byte, vs, ve int) bool {
+	at, ok := walkMembers(b, func(key []byte, vs, ve int) bool {
 		switch string(key) {
 		case "model":
 			cb.ms, cb.me = vs, ve
@@ -39,7 +41,7 @@ func parseBody(b []byte) (clientBody, error) {
 		return true
 	})
 	if !ok {
-		return cb, errNotJSON
+		return cb, notJSON(b, at)
 	}
 	if cb.ms < 0 {
 		return cb, errNoModel
@@ -50,6 +52,24 @@ func parseBody(b []byte) (clientBody, error) {
 	}
 	cb.model = model
 	return cb, nil
+}
+
+// notJSON is the error for a body the walker refused at offset at: the
+// problem as encoding/json names it (read only on this error path), with
+// the offset; errors.Is(err, errNotJSON) holds.
+func notJSON(b []byte, at int) error {
+	var v json.RawMessage // checked, not decoded
+	var se *json.SyntaxError
+	err := json.Unmarshal(b, &v)
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("%w: %v (at byte %d)", errNotJSON, err, se.Offset)
+	case err != nil:
+		return fmt.Errorf("%w: %v", errNotJSON, err)
+	case len(bytes.TrimSpace(b)) > 0 && bytes.TrimSpace(b)[0] != '{':
+		return errNotJSON // valid JSON, but not an object
+	}
+	return fmt.Errorf("%w: invalid JSON at byte %d", errNotJSON, at+1)
 }
 
 // includeUsage adds "stream_options":{"include_usage":true} to a streamed

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -25,11 +26,57 @@ func TestParseBody(t *testing.T) {
 		{`{"model":"x"`, "", false, errNotJSON},
 		{`{"model" "x"}`, "", false, errNotJSON},
 		{``, "", false, errNotJSON},
+		{`{"model":"gpt-4o"} trailing`, "", false, errNotJSON},
+		{`{"model":"gpt-4o"}{}`, "", false, errNotJSON},
+		{`{"model":"gpt-4o","stop":[tru]}`, "", false, errNotJSON},
+		{`{"model":"gpt-4o","n":01}`, "", false, errNotJSON},
+		{`{"model":"gpt-4o","x":{"a" 1}}`, "", false, errNotJSON},
+		{`{"model":"gpt-4o","x":"\q"}`, "", false, errNotJSON},
+		{"{\"model\":\"gpt-4o\",\"x\":\"a\tb\"}", "", false, errNotJSON},
+		{`{"model":"gpt-4o","x":[1,]}`, "", false, errNotJSON},
+		{"{\"model\":\"gpt-4o\"}\n\t ", "gpt-4o", false, nil},
+		{`{"model":"gpt-4o","x":[-0.5e+3,true,false,null,"\u00e9\/"]}`, "gpt-4o", false, nil},
 	}
 	for _, c := range cases {
 		cb, err := parseBody([]byte(c.body))
-		if err != c.err || cb.model != c.model || cb.stream != c.stream {
+		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) || cb.model != c.model || cb.stream != c.stream {
 			t.Errorf("%s: model %q stream %v err %v, want %q %v %v", c.body, cb.model, cb.stream, err, c.model, c.stream, c.err)
+		}
+	}
+}
+
+// A body encoding/json refuses is a 400 whose message names the problem
+// and where it is, in the OpenAI error shape; the upstream sees nothing.
+func TestInvalidJSONBodiesAreRefusedNamingTheProblem(t *testing.T) {
+	hr := newHandlerRig(t)
+	cases := map[string]string{
+		`{"model":"gpt-4o","messages":[]} trailing`: "invalid character 't' after top-level value (at byte 34)",
+		`{"model":"gpt-4o","stop":["a",tru]}`:       "invalid character ']' in literal true (expecting 'e') (at byte 34)",
+		`{"model":"gpt-4o","n":01}`:                 "invalid character '1' after object key:value pair (at byte 24)",
+		"{\"model\":\"gpt-4o\",\"x\":\"a\u0001\"}":  "invalid character '\\x01' in string literal (at byte 25)",
+	}
+	for body, want := range cases {
+		rec, sent := hr.post("/v1/chat/completions", []byte(body))
+		var e struct {
+			Error struct{ Message, Type string }
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil {
+			t.Fatalf("%q: answer %d %q is not the error shape: %v", body, rec.Code, rec.Body, err)
+		}
+		if rec.Code != 400 || e.Error.Type != "invalid_request_error" || sent != nil ||
+			e.Error.Message != "request body must be a JSON object: "+want {
+			t.Errorf("%q: %d %+v, upstream got %q; want 400 invalid_request_error naming %q", body, rec.Code, e.Error, sent, want)
+		}
+	}
+}
+
+// Nesting is refused past encoding/json's limit and accepted up to it.
+func TestScannerDepthIsEncodingJSONs(t *testing.T) {
+	for _, depth := range []int{maxDepth - 1, maxDepth, maxDepth + 1} {
+		b := []byte(`{"model":"gpt-4o","a":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + "}")
+		_, err := parseBody(b)
+		if valid := json.Valid(b); (err == nil) != valid {
+			t.Errorf("depth %d: parseBody err %v, encoding/json valid %v", depth, err, valid)
 		}
 	}
 }

@@ -107,9 +107,22 @@ type Deps struct {
 	// such a client error fails over instead of passing through.
 	Watched func(credential string, status int) bool
 
+	// Panic turns on panic routing (fallback.panic): when every
+	// candidate of a model is held back by an automatic ban, a cooldown
+	// or a bench, a request tries them anyway, least recently failed
+	// first, instead of answering 429 (recovery.go).
+	Panic bool
+	// Replica names this process in recovery probe claims: a claim
+	// naming it lets one request through to its banned pair. Empty sends
+	// no probes.
+	Replica string
+
 	// Metrics counts attempts, requests and exhaustions; nil counts
 	// nothing.
 	Metrics Metrics
+	// Tracer records a span per request and per attempt (tracer.go);
+	// nil records none, at no cost.
+	Tracer Tracer
 
 	Logger hclog.Logger // nil discards
 	// Clock is where the proxy reads the time (selection, rate windows,

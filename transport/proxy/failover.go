@@ -31,6 +31,8 @@ type request struct {
 	hops      []hop
 	hopBuf    [2]hop
 	budgetOut bool
+	// exhausted: the request was answered with an exhaustion error.
+	exhausted bool
 	// forwardAuth allows a keyless proxy credential to forward the
 	// client's Authorization: true for a client key, false for the master
 	// key.
@@ -47,6 +49,10 @@ type hop struct {
 	retryAfter time.Duration
 	msg        string // the upstream's error message, redacted
 	bodyUnsent bool   // failed while the upstream was still receiving the body
+	usage      tokenCount
+	// span carries the attempt's trace span (nil without a Tracer); the
+	// hop's report ends it.
+	span context.Context
 }
 
 // The causes an attempt's context can be cut with.
@@ -64,19 +70,22 @@ func (p *Proxy) failover(w http.ResponseWriter, r *http.Request, rq *request) {
 		if r.Context().Err() != nil {
 			return // nobody is left to answer
 		}
-		if hops := rq.settings.MaxHops; hops > 0 && len(rq.hops) >= hops {
+		if !p.hopAllowed(rq) {
 			break
 		}
-		if rq.remainingAt(p.clock.Now()) < 0 {
-			rq.budgetOut = true
-			break
-		}
-		i := rq.pool.pick(p.gate(), p.clock.Now(), rq.skip, rq.ep, &p.rejected)
+		i, probe := rq.pool.pickProbe(p.gate(), p.clock.Now(), rq.skip, rq.ep, &p.rejected)
 		if i < 0 {
+			if len(rq.hops) == 0 && p.panicRoute && p.panicServe(w, r, rq) {
+				return
+			}
 			break
 		}
 		rq.skip.set(i)
-		if p.attempt(w, r, rq, &rq.pool.cands[i]) {
+		done := p.attempt(w, r, rq, &rq.pool.cands[i])
+		if probe {
+			p.probed(rq)
+		}
+		if done {
 			p.metrics.Request(len(rq.hops))
 			return
 		}
@@ -85,6 +94,7 @@ func (p *Proxy) failover(w http.ResponseWriter, r *http.Request, rq *request) {
 		}
 	}
 	p.metrics.Request(len(rq.hops))
+	rq.exhausted = true
 	p.exhaust(w, rq)
 }
 
@@ -180,6 +190,7 @@ func (p *Proxy) report(rq *request, h *hop, attempt int, budget bool) {
 		BodyUnsent:   h.bodyUnsent,
 	}
 	p.record(o)
+	p.endAttempt(h, class)
 	p.metrics.Attempt(o.Credential, o.Model, rq.ep.String(), o.Code(), time.Duration(h.ms)*time.Millisecond)
 }
 
@@ -188,6 +199,9 @@ func (p *Proxy) report(rq *request, h *hop, attempt int, budget bool) {
 func (p *Proxy) fail(rq *request, h hop, budget bool) bool {
 	rq.hops = append(rq.hops, h)
 	p.report(rq, &rq.hops[len(rq.hops)-1], len(rq.hops), budget)
+	if h.class != domain.ClassCanceled && !budget {
+		h.cand.lastFail.Store(p.clock.Now().UnixNano())
+	}
 	if budget {
 		rq.budgetOut = true
 	}

@@ -41,6 +41,10 @@ var requestSeeds = []string{
 	`{"model":"gpt-4o","a":[1,2}`,
 	`{"model":"a\"b","x":"\\"}`,
 	`{"model":5}`, `{"model":""}`, `[]`, `{`, `"`, `{"model":}`, ``,
+	`{"model":"gpt-4o","a":[tru]}`, `{"model":"gpt-4o","a":"\u00zz"}`, `{"model":"gpt-4o","a":1.}`,
+	`{"model":"gpt-4o","a":-}`, `{"model":"gpt-4o","a":1e+}`, `{"model":"gpt-4o","a":{"b" 1}}`,
+	"{\"model\":\"gpt-4o\",\"a\":\"\x01\"}", "{\"model\":\"gpt-4o\",\"a\":\"\xff\xfe\"}",
+	`{"model":"gpt-4o"}{}`, `{"model":"gpt-4o","a":[1,]}`, `{"model":"gpt-4o","a":[1 2]}`,
 }
 
 // FuzzParseBody: no input makes the request body walker panic; on valid
@@ -57,6 +61,7 @@ func FuzzParseBody(f *testing.F) {
 		if json.Valid(b) {
 			checkBodyAgrees(t, b, cb, err)
 		}
+		checkStrict(t, b, err)
 		if err != nil {
 			return
 		}
@@ -69,6 +74,28 @@ func FuzzParseBody(f *testing.F) {
 			t.Errorf("includeUsage made %q invalid: %q", b, cb.raw)
 		}
 	})
+}
+
+// checkStrict: the walker accepts exactly what encoding/json accepts,
+// the object walk and a walk of any value alike.
+func checkStrict(t *testing.T, b []byte, err error) {
+	t.Helper()
+	valid := json.Valid(b)
+	top := bytes.TrimLeft(b, " \t\r\n")
+	isObject := valid && len(top) > 0 && top[0] == '{'
+	if _, ok := walkMembers(b, func([]byte, int, int) bool { return true }); ok != isObject {
+		t.Errorf("%q: the object walk says %v, encoding/json says valid %v", b, ok, valid)
+	}
+	if errors.Is(err, errNotJSON) == isObject {
+		t.Errorf("%q: parseBody err %v, encoding/json says valid %v", b, err, valid)
+	}
+	end, ok := scanValue(b, skipWS(b, 0), 0)
+	if ok && skipWS(b, end) != len(b) {
+		ok = false
+	}
+	if ok != valid {
+		t.Errorf("%q: the value scan says %v, encoding/json says %v", b, ok, valid)
+	}
 }
 
 // checkBodyAgrees compares parseBody's reading of a valid JSON body with
@@ -146,7 +173,7 @@ type handlerRig struct {
 	last []byte
 }
 
-func newHandlerRig(f *testing.F) *handlerRig {
+func newHandlerRig(f testing.TB) *handlerRig {
 	hr := &handlerRig{}
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -212,10 +239,15 @@ func FuzzHandlerBody(f *testing.F) {
 			t.Fatalf("POST %s %q: status %d: %s", path, b, rec.Code, rec.Body)
 		}
 		if _, err := parseBody(bytes.Clone(b)); err != nil {
-			if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), err.Error()) {
+			var e struct{ Error struct{ Message string } }
+			_ = json.Unmarshal(rec.Body.Bytes(), &e)
+			if rec.Code != http.StatusBadRequest || !strings.Contains(e.Error.Message, err.Error()) {
 				t.Fatalf("POST %s %q: status %d %s, want 400 %q", path, b, rec.Code, rec.Body, err)
 			}
 			return
+		}
+		if sent != nil && !json.Valid(b) {
+			t.Fatalf("POST %s %q: invalid JSON reached the upstream", path, b)
 		}
 		if rec.Code == http.StatusOK && json.Valid(b) && !json.Valid(sent) {
 			t.Fatalf("POST %s %q: the upstream got invalid JSON %q", path, b, sent)
@@ -227,6 +259,8 @@ func FuzzHandlerBody(f *testing.F) {
 var usageSeeds = []string{
 	chatOK("hi"),
 	`{"usage":{"prompt_tokens":10,"completion_tokens":20,"total_tokens":30}}`,
+	`{"usage":{"prompt_tokens":9,"prompt_tokens_details":{"cached_tokens":4},"completion_tokens_details":{"reasoning_tokens":2}}}`,
+	`{"usage":{"input_tokens":3,"cache_read_input_tokens":7,"input_tokens_details":[1],"output_tokens_details":"x"}}`,
 	`{"type":"message_start","message":{"id":"m","usage":{"input_tokens":25,"output_tokens":1}}}`,
 	`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}`,
 	`{"type":"response.completed","response":{"id":"r","usage":{"input_tokens":5,"output_tokens":7,"total_tokens":12}}}`,
@@ -259,8 +293,8 @@ func FuzzUsage(f *testing.F) {
 		at := int(cut) % (len(stream) + 1)
 		split.feed(stream[:at])
 		split.feed(stream[at:])
-		if whole.counts.tokens() != split.counts.tokens() {
-			t.Errorf("%q: %d tokens whole, %d split at %d", stream, whole.counts.tokens(), split.counts.tokens(), at)
+		if whole.counts != split.counts {
+			t.Errorf("%q: usage %+v whole, %+v split at %d", stream, whole.counts, split.counts, at)
 		}
 	})
 }

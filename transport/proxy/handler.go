@@ -43,9 +43,20 @@ func (p *Proxy) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	p.serveProxied(w, r, ep)
 }
 
-// serveProxied authenticates and reads a request, resolves its model and
-// hands it to the failover loop.
+// serveProxied serves a proxied request, inside a request span when
+// there is a Tracer.
 func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint) {
+	if p.tracer != nil {
+		p.serveTraced(w, r, ep)
+		return
+	}
+	p.serve(w, r, ep, nil)
+}
+
+// serve authenticates and reads a request, resolves its model and hands
+// it to the failover loop. With traced non-nil, it is set to the request
+// once there is one.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, traced **request) {
 	w = withWriteDeadlines(w, p.writeTimeout)
 	if dw, ok := w.(*deadlineWriter); ok {
 		// net/http writes the end of the response (a stream's last
@@ -88,6 +99,9 @@ func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint
 		forwardAuth: !master,
 	}
 	rq.hops = rq.hopBuf[:0]
+	if traced != nil {
+		*traced = rq
+	}
 	w.Header()[hdrRequestID] = []string{rq.id}
 	pl := p.poolFor(model)
 	if pl == nil || pl.eps&ep == 0 {

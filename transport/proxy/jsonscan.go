@@ -9,8 +9,12 @@ import (
 // A small allocation-free JSON walker. The proxy needs a handful of fields
 // from request and response bodies (model, stream, usage, whether a
 // completion has content) and must forward the rest byte for byte, so it
-// walks the structure instead of decoding it. It checks structure, not
-// every literal: malformed input makes it report false, never panic.
+// walks the structure instead of decoding it. The walk is strict: it
+// accepts exactly what encoding/json accepts (literals, numbers, string
+// escapes and control characters, nesting depth, nothing but whitespace
+// after the object), within the same single pass, so the proxy never
+// forwards a body an upstream's parser would read differently or refuse.
+// Malformed input makes it report false, never panic.
 // It is its own, not the event codec's scanner (eventjson), because it must
 // walk any valid body fast, escapes and all, jumping from quote to quote,
 // where the codec's gives up on anything encoding/json might read
@@ -28,90 +32,33 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
-// skipString returns the index after the string starting at b[i] == '"'.
-// It jumps from quote to quote; a quote preceded by an odd run of
-// backslashes is escaped.
-func skipString(b []byte, i int) (int, bool) {
-	i++
-	for i < len(b) {
-		j := bytes.IndexByte(b[i:], '"')
-		if j < 0 {
-			return len(b), false
-		}
-		q := i + j
-		k := q - 1
-		for k >= i && b[k] == '\\' {
-			k--
-		}
-		if (q-1-k)%2 == 0 {
-			return q + 1, true
-		}
-		i = q + 1
-	}
-	return len(b), false
-}
-
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) (int, bool) {
-	if i >= len(b) {
-		return i, false
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				var ok bool
-				if i, ok = skipString(b, i); !ok {
-					return i, false
-				}
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, true
-				}
-			}
-			i++
-		}
-		return i, false
-	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j, j > i
-		}
-		j++
-	}
-	return j, j > i
-}
-
 // members calls fn for each member of the object b (surrounding whitespace
 // allowed) with the key (escapes decoded) and the value bounds, and
 // stops when fn returns false. It reports whether b is a well-formed
 // object as far as it walked.
 func members(b []byte, fn func(key []byte, vs, ve int) bool) bool {
+	_, ok := walkMembers(b, fn)
+	return ok
+}
+
+// walkMembers is members; on failure it also returns the offset where b
+// stopped being JSON.
+func walkMembers(b []byte, fn func(key []byte, vs, ve int) bool) (int, bool) {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return false
+		return i, false
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == '}' {
-		return true
+		return endOfDocument(b, i+1)
 	}
 	for i < len(b) {
 		if b[i] != '"' {
-			return false
+			return i, false
 		}
 		ke, ok := skipString(b, i)
 		if !ok {
-			return false
+			return ke, false
 		}
 		key := b[i+1 : ke-1]
 		if bytes.IndexByte(key, '\\') >= 0 {
@@ -119,35 +66,42 @@ func members(b []byte, fn func(key []byte, vs, ve int) bool) bool {
 			// upstream: "mod\u0065l" is the model.
 			k, ok := stringValue(b[i:ke])
 			if !ok {
-				return false
+				return i, false
 			}
 			key = []byte(k)
 		}
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return false
+			return i, false
 		}
 		vs := skipWS(b, i+1)
 		ve, ok := skipValue(b, vs)
 		if !ok {
-			return false
+			return ve, false
 		}
 		if !fn(key, vs, ve) {
-			return true
+			return ve, true
 		}
 		i = skipWS(b, ve)
 		if i >= len(b) {
-			return false
+			return i, false
 		}
 		if b[i] == '}' {
-			return true
+			return endOfDocument(b, i+1)
 		}
 		if b[i] != ',' {
-			return false
+			return i, false
 		}
 		i = skipWS(b, i+1)
 	}
-	return false
+	return i, false
+}
+
+// endOfDocument checks that only whitespace follows the top-level value
+// ending at i.
+func endOfDocument(b []byte, i int) (int, bool) {
+	j := skipWS(b, i)
+	return j, j == len(b)
 }
 
 // elements calls fn for each element of the array b with its bounds.

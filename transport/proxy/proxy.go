@@ -48,8 +48,11 @@ type Proxy struct {
 	record       func(domain.Outcome)
 	watched      func(string, int) bool
 	metrics      Metrics
+	tracer       Tracer
 	rejected     rejections
 	unusable     warnLimiter // rate-limits the WARN for requests nothing could serve
+	panicRoute   bool
+	probes       *probes
 	log          hclog.Logger
 	clock        clockwork.Clock
 	created      int64
@@ -95,11 +98,14 @@ func New(d Deps) (*Proxy, error) {
 		record:       d.Record,
 		watched:      d.Watched,
 		metrics:      d.Metrics,
+		tracer:       d.Tracer,
 		log:          d.Logger,
 		clock:        d.Clock,
 		learned:      make(map[string][]string),
 		refresh:      d.ProxyModelRefresh,
 		fetchTimeout: d.ProxyFetchTimeout,
+		panicRoute:   d.Panic,
+		probes:       newProbes(d.Replica),
 	}
 	if p.metrics == nil {
 		p.metrics = noMetrics{}

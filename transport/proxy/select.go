@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"time"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // idxSet marks candidates of one pool by index.
@@ -33,29 +35,45 @@ func (s idxSet) count() (n int) {
 // pick adds each live weight once and takes the total off once, so the
 // long-run shares stay exact. Nothing here locks or allocates.
 func (pl *pool) pick(g Gate, now time.Time, skip idxSet, ep endpoint, rej *rejections) int {
+	i, _ := pl.pickProbe(g, now, skip, ep, rej)
+	return i
+}
+
+// pickProbe is pick that also reports whether the winner is a recovery
+// probe: a pair whose automatic ban has an open claim of this process
+// (recovery.go) goes first, once per claim.
+func (pl *pool) pickProbe(g Gate, now time.Time, skip idxSet, ep endpoint, rej *rejections) (int, bool) {
 	sec := now.Unix()
 	for {
-		i := pl.pickGroup(g, now, sec, skip, ep, 0, pl.primary, rej)
+		i, probe := pl.pickGroup(g, now, sec, skip, ep, 0, pl.primary, rej)
 		if i < 0 {
-			i = pl.pickGroup(g, now, sec, skip, ep, pl.primary, len(pl.cands), rej)
+			i, probe = pl.pickGroup(g, now, sec, skip, ep, pl.primary, len(pl.cands), rej)
 		}
 		if i < 0 {
-			return -1
+			return -1, false
 		}
 		c := &pl.cands[i]
 		if c.reserve(sec) {
-			return i
+			return i, probe
 		}
 		rej.count(rejectRateLimited)
 		skip.set(i)
 	}
 }
 
-func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endpoint, from, to int, rej *rejections) int {
+func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endpoint, from, to int, rej *rejections) (int, bool) {
 	best, bestCur, total := -1, int64(0), int64(0)
+	probe, claim := -1, (*domain.ProbeClaim)(nil)
 	for i := from; i < to; i++ {
 		c := &pl.cands[i]
-		if skip.has(i) || !c.usable(g, now, sec, ep, rej) {
+		if skip.has(i) {
+			continue
+		}
+		ok, pc := c.usable(g, now, sec, ep, rej, pl.probes)
+		if pc != nil && probe < 0 {
+			probe, claim = i, pc
+		}
+		if !ok {
 			continue
 		}
 		cur := c.current.Add(c.weight)
@@ -65,29 +83,47 @@ func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endp
 		}
 	}
 	if best >= 0 {
+		// Taken off the round's winner even when a probe goes instead, so
+		// the counters keep summing to zero.
 		pl.cands[best].current.Add(-total)
 	}
-	return best
+	if probe >= 0 {
+		taken := pl.probes.take(claim)
+		// Either way the claim is spent: later picks skip the lock.
+		pl.cands[probe].probeSeen.Store(claim)
+		if taken {
+			return probe, true
+		}
+	}
+	return best, false
 }
 
 // usable reports whether the candidate serves ep and is neither blocked by
-// the gate nor over a rate limit at this moment.
-func (c *candidate) usable(g Gate, now time.Time, sec int64, ep endpoint, rej *rejections) bool {
+// the gate nor over a rate limit at this moment. A candidate blocked only
+// by an automatic ban that this process holds an unsent probe claim for
+// is not usable, but its claim is returned.
+func (c *candidate) usable(g Gate, now time.Time, sec int64, ep endpoint, rej *rejections, pr *probes) (bool, *domain.ProbeClaim) {
 	if c.cred.eps&ep == 0 {
-		return false
+		return false, nil
 	}
 	if g != nil {
 		if b, blocked := g.Blocked(c.cred.name, c.model, now); blocked {
 			rej.countBlock(b.Reason)
-			return false
+			if b.Probe != nil && c.probeSeen.Load() != b.Probe && pr.open(b.Probe) && !c.full(sec) {
+				return false, b.Probe
+			}
+			return false, nil
 		}
 	}
-	if c.cred.limits.full(sec) || c.pair.full(sec) {
+	if c.full(sec) {
 		rej.count(rejectRateLimited)
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
+
+// full reports whether the credential or the pair is at a rate limit.
+func (c *candidate) full(sec int64) bool { return c.cred.limits.full(sec) || c.pair.full(sec) }
 
 // reserve counts one request on the credential and the pair, or nothing
 // when either is at its rpm limit.

@@ -118,6 +118,7 @@ func (p *Proxy) finishStream(w http.ResponseWriter, r *http.Request, rq *request
 	case errors.Is(err, errClientGone) || r.Context().Err() != nil:
 		cancel(errClientGone)
 		hp.status, hp.class = 0, domain.ClassCanceled
+		p.metrics.Aborted(hp.cand.cred.name, rq.model, rq.ep.String())
 	default:
 		hp.status, hp.class, hp.msg = 0, domain.ClassConnection, "stream interrupted after its first byte"
 		p.log.Warn("upstream stream failed after commit", "request_id", rq.id,
@@ -127,6 +128,8 @@ func (p *Proxy) finishStream(w http.ResponseWriter, r *http.Request, rq *request
 		_ = http.NewResponseController(w).Flush()
 	}
 	hp.cand.charge(p.clock.Now().Unix(), usage.counts.tokens())
+	p.countTokens(hp.cand.cred.name, rq.model, usage.counts)
+	hp.usage = usage.counts
 	p.report(rq, hp, len(rq.hops), false)
 }
 

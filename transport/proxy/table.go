@@ -88,6 +88,13 @@ type candidate struct {
 	okTrail []string
 	// current is the smooth weighted round-robin counter.
 	current atomic.Int64
+	// lastFail is when an attempt on the candidate last failed here (Unix
+	// nanoseconds, 0 never): panic routing tries the least recently
+	// failed first.
+	lastFail atomic.Int64
+	// probeSeen is the last recovery probe claim found spent for the
+	// candidate, so picks meeting it again skip the probes' lock.
+	probeSeen atomic.Pointer[domain.ProbeClaim]
 }
 
 // pool is every candidate for one public model, primaries first in config
@@ -98,6 +105,9 @@ type pool struct {
 	primary  int // cands[:primary] are primaries
 	eps      endpoint
 	hasLimit bool
+	// probes tracks the recovery probes this process sent (recovery.go);
+	// nil sends none.
+	probes *probes
 }
 
 // table is an immutable routing table; a rebuild swaps in a new one.
@@ -189,7 +199,7 @@ type candidateSpec struct {
 
 func (p *Proxy) newPool(model string, specs []candidateSpec, lazy bool) *pool {
 	specs = dedupe(specs)
-	pl := &pool{model: model, cands: make([]candidate, len(specs))}
+	pl := &pool{model: model, cands: make([]candidate, len(specs)), probes: p.probes}
 	// Primaries first, then fallbacks, each in config order.
 	slices.SortStableFunc(specs, func(a, b candidateSpec) int {
 		switch {

@@ -5,9 +5,13 @@ import "bytes"
 // tokenCount accumulates the usage a response reports. OpenAI bodies give
 // total_tokens; Anthropic and Responses give input and output tokens, a
 // stream possibly in several frames (input at the start, output at the
-// end), so the largest of each is kept.
+// end), so the largest of each is kept. reasoning and cached are the
+// parts of output and input the response details: OpenAI's
+// completion_tokens_details.reasoning_tokens and
+// prompt_tokens_details.cached_tokens (output_tokens_details and
+// input_tokens_details in Responses), Anthropic's cache_read_input_tokens.
 type tokenCount struct {
-	total, in, out int64
+	total, in, out, reasoning, cached int64
 }
 
 // add reads one usage object.
@@ -23,6 +27,12 @@ func (t *tokenCount) add(u []byte) {
 			t.in = max(t.in, intValue(u[vs:ve]))
 		case "output_tokens", "completion_tokens":
 			t.out = max(t.out, intValue(u[vs:ve]))
+		case "cache_read_input_tokens":
+			t.cached = max(t.cached, intValue(u[vs:ve]))
+		case "prompt_tokens_details", "input_tokens_details":
+			t.cached = max(t.cached, intValue(field(u[vs:ve], "cached_tokens")))
+		case "completion_tokens_details", "output_tokens_details":
+			t.reasoning = max(t.reasoning, intValue(field(u[vs:ve], "reasoning_tokens")))
 		}
 		return true
 	})
@@ -51,11 +61,26 @@ func (t *tokenCount) addEvent(doc []byte) {
 	})
 }
 
-// bodyTokens is the token count of a whole response body.
-func bodyTokens(body []byte) int64 {
+// bodyUsage is the usage of a whole response body.
+func bodyUsage(body []byte) tokenCount {
 	var t tokenCount
 	t.addEvent(body)
+	return t
+}
+
+// bodyTokens is the token count of a whole response body.
+func bodyTokens(body []byte) int64 {
+	t := bodyUsage(body)
 	return t.tokens()
+}
+
+// countTokens hands the usage of an answered attempt to the metrics; a
+// response that reported none counts nothing.
+func (p *Proxy) countTokens(credential, model string, t tokenCount) {
+	if t.in|t.out|t.reasoning|t.cached == 0 {
+		return
+	}
+	p.metrics.Tokens(credential, model, t.in, t.out, t.reasoning, t.cached)
 }
 
 // sseUsage finds usage in a relayed event stream. Only lines that mention

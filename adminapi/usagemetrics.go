@@ -1,0 +1,95 @@
+package adminapi
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// usageMetrics are the counters of what answered requests used and how
+// they ended for the client: tokens from the responses' usage, answers the
+// client left, and the credentials' failed attempts. The names and labels
+// are auto_ai_router's, so its token, error and aborted-requests panels
+// read them.
+type usageMetrics struct {
+	input, output, reasoning, cached *prometheus.CounterVec
+	aborted                          *prometheus.CounterVec
+	credErrors                       *prometheus.CounterVec
+}
+
+func newUsageMetrics(reg prometheus.Registerer) (*usageMetrics, error) {
+	tokens := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help},
+			[]string{"credential", "model"})
+	}
+	u := &usageMetrics{
+		input: tokens("auto_ai_router_input_tokens_total",
+			"Input (prompt) tokens the upstreams' responses reported, streamed or not."),
+		output: tokens("auto_ai_router_output_tokens_total",
+			"Output (completion) tokens the upstreams' responses reported, streamed or not."),
+		reasoning: tokens("auto_ai_router_reasoning_tokens_total",
+			"Reasoning tokens, part of the output tokens, the upstreams' responses reported."),
+		cached: tokens("auto_ai_router_cached_tokens_total",
+			"Input tokens read from the provider's prompt cache, as the upstreams' responses reported."),
+		aborted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "auto_ai_router_aborted_requests_total",
+			Help: "Answers the client went away from while they were being written.",
+		}, []string{"credential", "model", "endpoint"}),
+		credErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "auto_ai_router_credential_errors_total",
+			Help: "Upstream attempts that did not answer 2xx: an error status, a transport failure (502) or a timeout (408); attempts the client canceled are not counted.",
+		}, []string{"credential"}),
+	}
+	for _, c := range []prometheus.Collector{u.input, u.output, u.reasoning, u.cached, u.aborted, u.credErrors} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("register the usage metrics: %w", err)
+		}
+	}
+	return u, nil
+}
+
+// registerRuntime adds the standard process and Go runtime collectors
+// (process_cpu_seconds_total, go_goroutines, ...) to a registry New made.
+func registerRuntime(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewGoCollector(),
+	} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("register the runtime metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// Tokens records the usage one answered attempt's response reported. The
+// model label is bounded like the other counters' (model="other" past
+// maxModelLabels); a zero count adds nothing, so a series appears only for
+// the kinds of token a provider reports.
+func (m *Metrics) Tokens(credential, model string, input, output, reasoning, cached int64) {
+	model = m.labels.label(model)
+	for _, c := range [...]struct {
+		vec *prometheus.CounterVec
+		n   int64
+	}{{m.usage.input, input}, {m.usage.output, output}, {m.usage.reasoning, reasoning}, {m.usage.cached, cached}} {
+		if c.n > 0 {
+			c.vec.WithLabelValues(credential, model).Add(float64(c.n))
+		}
+	}
+}
+
+// Aborted records an answer the client went away from while it was being
+// written.
+func (m *Metrics) Aborted(credential, model, endpoint string) {
+	m.usage.aborted.WithLabelValues(credential, m.labels.label(model), endpoint).Inc()
+}
+
+// credentialError counts an attempt of credential that failed: status is
+// the attempt's code (requests_total's status label), 0 for an attempt
+// the client canceled, which is no error of the credential's.
+func (m *Metrics) credentialError(credential string, status int) {
+	if status != 0 && status/100 != 2 {
+		m.usage.credErrors.WithLabelValues(credential).Inc()
+	}
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/airouter/airouter/internal/testkit"
+)
+
+// The built binary on SIGTERM: /readyz turns 503 ("draining") while the
+// request in flight goes on, the port closes after server.shutdown_delay,
+// the request still completes, and the process exits 0 after closing its
+// log.
+func testServeSIGTERM(t *testing.T, bin string) {
+	upURL, entered, release := blockingUpstream(t)
+	dir := t.TempDir()
+	port := freePorts(t, 1)[0]
+	cfgPath := filepath.Join(dir, "airouter.yaml")
+	writeFile(t, cfgPath, fmt.Sprintf("server:\n  port: %d\n  master_key: %s\n  shutdown_delay: 2s\n"+
+		"events:\n  store_dir: %s\n  storage: memory\n"+
+		"credentials:\n  - name: cred-a\n    type: openai\n    api_key: sk-upstream-secret-0\n    base_url: %s/v1\n"+
+		"models:\n  - name: gpt-test\n", port, testMasterKey, filepath.Join(dir, "data"), upURL))
+	var logs testkit.Buffer
+	cmd := exec.Command(bin, "serve", "-config", cfgPath)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	r := &running{url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	testkit.Eventually(t, "/readyz to answer 200", func() bool {
+		st, _ := get(t, r.url+"/readyz")
+		return st == 200
+	})
+
+	inflight := make(chan int, 1)
+	go func() {
+		st, _, _ := chat(t, r)
+		inflight <- st
+	}()
+	testkit.Receive(t, "the request to reach the upstream", entered)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "/readyz to answer 503 draining", func() bool {
+		st, body := get(t, r.url+"/readyz")
+		return st == 503 && strings.Contains(body, `"draining"`)
+	})
+	testkit.Eventually(t, "the port to close after the delay", func() bool {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	select {
+	case st := <-inflight:
+		t.Fatalf("the request in flight ended (%d) before its upstream answered", st)
+	default:
+	}
+	close(release)
+	if st := testkit.Receive(t, "the request in flight to finish", inflight); st != 200 {
+		t.Fatalf("the request in flight = %d, want 200", st)
+	}
+	if err := testkit.Receive(t, "the process to exit", exited); err != nil {
+		t.Fatalf("serve exited with %v\n%s", err, logs.String())
+	}
+	for _, want := range []string{"airouter ready", "draining", "event log closed"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs.String())
+		}
+	}
+}

@@ -1,0 +1,14 @@
+package incident
+
+import (
+	"strconv"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// probeText describes a recovery probe claim: which probe of the ban it
+// is and which replica lets the request through.
+func probeText(p domain.ProbeClaim) string {
+	return "recovery probe " + strconv.Itoa(p.Interval+1) + " claimed by " + p.Replica +
+		": one request may reach the banned pair"
+}

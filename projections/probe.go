@@ -1,0 +1,172 @@
+package projections
+
+import (
+	"slices"
+	"time"
+
+	"github.com/airouter/airouter/domain"
+)
+
+// Recovery probes in the fold: a pair's latest probe claim for its current
+// ban, which interval comes next and when it is due, and the lift a
+// success on a pair under an automatic ban calls for. The schedule is a
+// function of the ban's start and the claims folded, so every replica and
+// every replay agrees on it.
+
+// probeRec is the latest claim of a pair's current ban, with the time it
+// was claimed (the event's). Replaced, never mutated: snapshots share it.
+type probeRec struct {
+	claim domain.ProbeClaim
+	at    time.Time
+}
+
+// ProbeView is a pair's open probe claim as a view shows it.
+type ProbeView struct {
+	domain.ProbeClaim
+	ClaimedAt time.Time `json:"claimed_at"`
+}
+
+// applyProbe folds a claim. It is kept only for the pair's current
+// automatic ban, still active at the claim's time, and only as that ban's
+// next interval: of two claims of one interval the first folded wins, so
+// every replica sees the same claimer. Any other claim changes nothing.
+func (s *State) applyProbe(pc domain.ProbeClaim, at time.Time) bool {
+	if pc.Credential == "" || pc.Model == "" || pc.Model == domain.AllModels || pc.BanID == "" || pc.Interval < 0 {
+		return false
+	}
+	c := s.creds[pc.Credential]
+	if c == nil {
+		return true
+	}
+	p := c.pairs[pc.Model]
+	if p == nil || !probed(p.ban) || p.ban.id != pc.BanID || !p.ban.activeAt(nanos(at)) || pc.Interval != nextInterval(p) {
+		return true
+	}
+	p.probe = &probeRec{claim: pc, at: at.UTC()}
+	s.touchPair(p)
+	return true
+}
+
+// probed reports whether a ban gets recovery probes: an automatic one.
+func probed(b *banRec) bool { return b != nil && b.ban.Origin != domain.OriginAdmin }
+
+// openProbe is the pair's claim for its current ban, nil when none.
+func openProbe(p *pairRec) *probeRec {
+	if p.probe == nil || p.ban == nil || p.probe.claim.BanID != p.ban.id {
+		return nil
+	}
+	return p.probe
+}
+
+// nextInterval is the interval the pair's current ban claims next.
+func nextInterval(p *pairRec) int {
+	if r := openProbe(p); r != nil {
+		return r.claim.Interval + 1
+	}
+	return 0
+}
+
+// probeDue is when the next probe of the pair's ban is due: ProbeAfter
+// after the ban began for the first, then each gap (doubling, up to
+// ProbeMax) after the previous claim.
+func probeDue(p *pairRec, pol domain.RecoveryPolicy) time.Time {
+	if r := openProbe(p); r != nil {
+		return r.at.Add(pol.Gap(r.claim.Interval + 1))
+	}
+	return p.ban.ban.Since.Add(pol.Gap(0))
+}
+
+// DueProbes returns a probe.claimed event, claimed by replica at now, for
+// every automatic pair ban whose next probe is due at now: the ban is
+// active, neither the credential's wildcard ban, a cooldown nor a bench
+// holds the pair too (a Retry-After is the upstream's word and is kept),
+// and the policy is on. Ordered by credential then model. Each id is
+// domain.ProbeClaimID, so every replica claiming the same interval
+// publishes the same id.
+func (s *Snapshot) DueProbes(now time.Time, pol domain.RecoveryPolicy, replica string) []domain.Event {
+	if !pol.On() {
+		return nil
+	}
+	t := nanos(now)
+	var out []domain.Event
+	for _, c := range s.creds {
+		if c.wild.activeAt(t) {
+			continue
+		}
+		for model, p := range c.pairs {
+			if !probed(p.ban) || !p.ban.activeAt(t) || (p.cooldown != nil && p.cooldown.until > t) {
+				continue
+			}
+			if m := s.models[model]; m != nil && m.bench != nil && m.bench.until > t {
+				continue
+			}
+			if now.Before(probeDue(p, pol)) {
+				continue
+			}
+			n := nextInterval(p)
+			out = append(out, domain.Event{
+				V: domain.SchemaVersion, Kind: domain.KindProbeClaimed,
+				ID: domain.ProbeClaimID(p.ban.id, n), At: now.UTC(),
+				Probe: &domain.ProbeClaim{Credential: c.name, Model: model, BanID: p.ban.id, Interval: n, Replica: replica},
+			})
+		}
+	}
+	slices.SortFunc(out, func(x, y domain.Event) int { return x.Probe.Key().Compare(y.Probe.Key()) })
+	return out
+}
+
+// RecoveryLift returns the ban.lifted (by recovery) event a successful
+// outcome calls for when it reached a pair whose own automatic ban was
+// active at the outcome's time (a recovery probe, or a panic-routed
+// request): the success is the evidence that the pair is healthy again.
+// Its id is domain.RecoveryID of the ban, so every replica deciding it
+// publishes the same one. Call it right after the outcome was folded.
+func (s *State) RecoveryLift(ev domain.Event) (domain.Event, bool) {
+	if ev.Kind != domain.KindOutcomeRecorded || ev.Outcome == nil || !ev.Outcome.Success() {
+		return domain.Event{}, false
+	}
+	o := ev.Outcome
+	c := s.creds[o.Credential]
+	if c == nil {
+		return domain.Event{}, false
+	}
+	p := c.pairs[o.Model]
+	if p == nil || !probed(p.ban) || p.ban.id == "" || !p.ban.activeAt(nanos(ev.At)) {
+		return domain.Event{}, false
+	}
+	return domain.Event{
+		V: domain.SchemaVersion, Kind: domain.KindBanLifted,
+		ID: domain.RecoveryID(p.ban.id), At: ev.At.UTC(),
+		Unban: &domain.Unban{Credential: o.Credential, Model: o.Model, By: domain.LiftedByRecovery, BanID: p.ban.id},
+	}, true
+}
+
+// probeView is the pair's open claim for a view, nil when none.
+func probeView(p *pairRec) *ProbeView {
+	r := openProbe(p)
+	if r == nil {
+		return nil
+	}
+	return &ProbeView{ProbeClaim: r.claim, ClaimedAt: r.at}
+}
+
+// checkpointProbe is a pair's claim in a checkpoint.
+type checkpointProbe struct {
+	Claim domain.ProbeClaim `json:"claim"`
+	At    time.Time         `json:"at"`
+}
+
+func checkpointProbeOf(p *pairRec) *checkpointProbe {
+	r := openProbe(p)
+	if r == nil {
+		return nil
+	}
+	return &checkpointProbe{Claim: r.claim, At: r.at}
+}
+
+func (cp *checkpointProbe) rec() *probeRec {
+	if cp == nil {
+		return nil
+	}
+	return &probeRec{claim: cp.Claim, at: cp.At.UTC()}
+}
