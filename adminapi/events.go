@@ -79,8 +79,6 @@ type eventStream struct {
 	a     *API
 	o     EventsOptions
 	slots chan struct{}
-	// cut counts the subscribers cut for reading too slowly.
-	cut atomic.Uint64
 }
 
 // RegisterEvents adds GET /api/events over o.Log to r; without a Log it
@@ -147,8 +145,7 @@ func (s *eventStream) serve(w http.ResponseWriter, r *http.Request) error {
 		}
 	})
 	if err != nil {
-		s.a.log.Error("event stream: follow the log", "error", redact.String(err.Error()))
-		return &httpError{status: http.StatusServiceUnavailable, msg: "the event log is not available"}
+		return s.unavailable("follow the log", err)
 	}
 	defer stop()
 	h := w.Header()
@@ -158,7 +155,6 @@ func (s *eventStream) serve(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	s.pump(ctx, w, rc, sub, events)
 	if slow.Load() {
-		s.cut.Add(1)
 		s.a.log.Warn("event stream cut: the client reads slower than the log grows", "remote", r.RemoteAddr)
 	}
 	return nil
@@ -258,16 +254,22 @@ func (s *eventStream) subscribe(r *http.Request) (subscription, error) {
 	if t.IsZero() {
 		last, err := s.o.Log.LastSeq(ctx)
 		if err != nil {
-			return sub, &httpError{status: http.StatusServiceUnavailable, msg: "the event log is not available"}
+			return sub, s.unavailable("read the log's last position", err)
 		}
 		sub.from = last + 1
 		return sub, nil
 	}
 	sub.since = t
 	if sub.from, err = s.o.Log.SeqAt(ctx, t.Add(-incident.SeekMargin)); err != nil {
-		return sub, &httpError{status: http.StatusServiceUnavailable, msg: "the event log is not available"}
+		return sub, s.unavailable("find the position of since", err)
 	}
 	return sub, nil
+}
+
+// unavailable logs why the log could not be read and answers 503.
+func (s *eventStream) unavailable(what string, err error) error {
+	s.a.log.Error("event stream: "+what, "error", redact.String(err.Error()))
+	return &httpError{status: http.StatusServiceUnavailable, msg: "the event log is not available"}
 }
 
 // list reads repeatable, comma-separated values; none is one "" (any).

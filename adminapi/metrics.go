@@ -41,6 +41,8 @@ type Metrics struct {
 	exhausted *prometheus.CounterVec
 	// usage counts tokens, aborted answers and credential errors.
 	usage *usageMetrics
+	// origins counts bans by origin and unbans by what ended them.
+	origins *originMetrics
 	// recovery counts panic-routed requests and recovery probes.
 	recovery *recoveryMetrics
 	// guards counts withheld and shadow bans.
@@ -107,6 +109,9 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 		return nil, err
 	}
 	if m.guards, err = newGuardMetrics(reg); err != nil {
+		return nil, err
+	}
+	if m.origins, err = newOriginMetrics(reg); err != nil {
 		return nil, err
 	}
 	return m, nil

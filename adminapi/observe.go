@@ -71,6 +71,7 @@ func (a *API) observeBans(ev domain.Event, ch projections.Change) {
 	var lifted []string
 	for _, c := range ch.Bans {
 		k := c.Key()
+		a.metrics.origins.observe(c)
 		switch c.Kind {
 		case projections.BanImposed:
 			a.observeBan(c.Ban)

@@ -41,8 +41,8 @@ func LoadPolicy(path string) (domain.BanPolicy, error) {
 }
 
 // ParsePolicy reads only the ban policy of a config document, for a tool
-// that weighs a policy against the log (airouter whatif): its fail2ban and
-// model_bench sections, checked key by key and value by value as Parse
+// that weighs a policy against the log (airouter whatif): its
+// policySections, checked key by key and value by value as Parse
 // checks them, and turned into the domain value by the same BanPolicy.
 // Every other section is ignored, and of credentials only each one's name
 // and type are read: credential_overrides must name one of them, and
@@ -70,7 +70,7 @@ func ParsePolicy(data []byte, env func(string) (string, bool)) (domain.BanPolicy
 			return fail(err.Error())
 		}
 		if plain.Kind != yaml.MappingNode {
-			return fail("the file must be a mapping of sections (fail2ban, model_bench, ...)")
+			return fail("the file must be a mapping of sections (fail2ban, model_bench, cooldown, ...)")
 		}
 		var sections *yaml.Node
 		sections, creds = policyNodes(plain)

@@ -159,7 +159,8 @@ type Unban struct {
 	Credential string   `json:"credential"`
 	Model      string   `json:"model,omitempty"`
 	By         LiftedBy `json:"by"`
-	// BanID is the id of the ban an expiry lifts; empty for an admin lift.
+	// BanID is the id of the ban an expiry or a recovery lifts; empty for
+	// an admin lift.
 	BanID string `json:"ban_id,omitempty"`
 }
 

@@ -100,6 +100,7 @@ var kindNames = map[string]domain.Kind{
 	"settings": domain.KindFallbackSettingsChanged,
 	"withheld": domain.KindBanWithheld,
 	"shadow":   domain.KindBanShadowed,
+	"probe":    domain.KindProbeClaimed,
 }
 
 // ParseKinds reads a comma-separated list of kinds, short (ban, outcome)

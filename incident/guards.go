@@ -43,3 +43,28 @@ func (t *Timeline) shadowText(ev domain.Event) string {
 	}
 	return text + ", until " + clock(*b.Until, ev.At)
 }
+
+// notImposed reports whether the fold left the automatic ban ev out: it
+// changed no ban. A manual ban is always imposed.
+func (t *Timeline) notImposed(ev domain.Event) bool {
+	return ev.Ban.Origin == domain.OriginFail2Ban && len(t.change.Bans) == 0
+}
+
+// notImposedText says why an automatic ban in the log changed nothing: the
+// pair was banned already (the same ban again, or a manual ban holds it),
+// or, for a ban decided under an ejection cap, the model's bans left no
+// room under the cap when it arrived (decided on several pairs at once).
+func (t *Timeline) notImposedText(ev domain.Event) string {
+	b := ev.Ban
+	v := t.state.Snapshot().Pair(b.Key(), ev.At)
+	switch {
+	case v.Banned && v.BanOrigin == domain.OriginAdmin:
+		return "automatic ban not imposed: a manual ban holds the pair (" + t.fail2banWhy(*b) + ")"
+	case v.Banned:
+		return "automatic ban not imposed: the pair is banned already (" + t.fail2banWhy(*b) + ")"
+	case b.Cap > 0:
+		return fmt.Sprintf("ban not imposed by the ejection cap (%d%%): decided with other bans of the model not yet in the log, it found no room when it arrived; rule %s",
+			b.Cap, t.fail2banWhy(*b))
+	}
+	return "automatic ban not imposed (" + t.fail2banWhy(*b) + ")"
+}

@@ -96,3 +96,27 @@ func TestTimelineShowsTheGuards(t *testing.T) {
 		t.Fatalf("cred-e on gpt-4o:\n%s", out)
 	}
 }
+
+// Two bans decided under the cap before either was in the log: the fold
+// imposes the first, and the timeline says the second was not imposed.
+func TestTimelineSaysABanTheCapRefused(t *testing.T) {
+	out := func(sec int, cred string) domain.Event {
+		return domain.Event{V: 1, Kind: domain.KindOutcomeRecorded, At: incidentT0.Add(time.Duration(sec) * time.Second),
+			Outcome: &domain.Outcome{Credential: cred, Model: "gpt-4o", Status: 503, Class: domain.ClassServerError, LatencyMS: 120, Attempt: 1}}
+	}
+	ban := func(sec int, cred string, cause uint64) domain.Event {
+		return domain.Event{V: 1, Kind: domain.KindBanImposed, ID: "f2b/" + cred + "/gpt-4o/1", At: incidentT0.Add(time.Duration(sec) * time.Second),
+			Ban: &domain.Ban{Credential: cred, Model: "gpt-4o", Origin: domain.OriginFail2Ban, Reason: "1 x 503 (max_attempts 1, ban permanent)",
+				ErrorCode: 503, Since: incidentT0.Add(time.Duration(sec) * time.Second), Permanent: true, Failures: 1, Cap: 50, CauseSeq: cause}}
+	}
+	log := []domain.Event{out(0, "cred-a"), out(0, "cred-b"), ban(1, "cred-a", 1), ban(1, "cred-b", 2)}
+	for i := range log {
+		log[i].Seq = uint64(i + 1)
+	}
+	got, _ := timelineOf(t, memLog(log, nil, nil), Filter{Kinds: map[domain.Kind]bool{domain.KindBanImposed: true}})
+	want := "2026-11-29T03:11:24Z  cred-a  gpt-4o  banned (fail2ban) 1 x 503, max_attempts 1, ban permanent, permanent\n" +
+		"2026-11-29T03:11:24Z  cred-b  gpt-4o  ban not imposed by the ejection cap (50%): decided with other bans of the model not yet in the log, it found no room when it arrived; rule 1 x 503, max_attempts 1, ban permanent\n"
+	if got != want {
+		t.Fatalf("timeline:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -28,7 +28,9 @@ type Timeline struct {
 	// perOutcome writes a line per outcome instead of summaries.
 	perOutcome bool
 
-	state   *projections.State
+	state *projections.State
+	// change is what the event being added changed in the ban table.
+	change  projections.Change
 	firsts  map[failureKey]firstFailure
 	sum     summaries
 	skipped uint64
@@ -69,7 +71,7 @@ func NewLiveTimeline(w io.Writer, keep Filter) *Timeline {
 // Add takes the next event in log order. It returns the first error
 // writing failed with, so a walk stops when no one reads any more.
 func (t *Timeline) Add(ev domain.Event) error {
-	t.state = projections.Apply(t.state, ev)
+	t.state, t.change = projections.ApplyReport(t.state, ev)
 	if ev.Kind == "" {
 		t.skipped++
 		return t.err
@@ -147,6 +149,8 @@ func (t *Timeline) line(ev domain.Event) {
 			text += ", request " + o.RequestID
 		}
 		t.write(ev.At, o.Credential, o.Model, text)
+	case ev.Ban != nil && t.notImposed(ev):
+		t.write(ev.At, ev.Ban.Credential, ev.Ban.Model, t.notImposedText(ev))
 	case ev.Ban != nil:
 		t.write(ev.At, ev.Ban.Credential, ev.Ban.Model, t.banText(ev))
 	case ev.Unban != nil:

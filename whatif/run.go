@@ -122,7 +122,9 @@ func (r *Run) Add(ev domain.Event) {
 		if r.first.IsZero() {
 			r.first = ev.At.UTC()
 		}
-		r.last = ev.At.UTC()
+		if ev.At.After(r.last) { // a decision stored late may be stamped earlier
+			r.last = ev.At.UTC()
+		}
 	}
 	r.actual.apply(ev, ev.Kind == domain.KindModelBenched)
 	if !inWindow {

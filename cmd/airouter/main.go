@@ -1,5 +1,6 @@
 // Command airouter is the router binary: `serve` runs the proxy on its event
-// log; `replay`, `export` and `tail` read that log for operators; `check`
+// log; `replay`, `export`, `tail` and `whatif` read that log for
+// operators; `check`
 // validates a config, `version` names the build and `probe` is the
 // container's health check. It holds the flags and the wiring, and is the
 // only package that imports every other one and reads config: it turns the

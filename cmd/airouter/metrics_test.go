@@ -245,6 +245,8 @@ func TestMetricsAfterTraffic(t *testing.T) {
 			`auto_ai_router_credential_errors_total{credential="cred-fail"}`:               1,
 			`auto_ai_router_credential_errors_total{credential="cred-cool"}`:               1,
 			`auto_ai_router_credential_errors_total{credential="cred-openai"}`:             -1,
+			`airouter_ban_events_total{origin="admin"}`:                                    1,
+			`airouter_unban_events_total{by="admin"}`:                                      1,
 		}
 		for series, v := range want {
 			if got := sample(metrics, series); got != v {

@@ -60,6 +60,7 @@ func serveProcess(ctx context.Context, s config.Server, logger hclog.Logger, ln 
 		<-errc
 		return err
 	}
+	g.open(rt.handler())
 	return rt.serveOn(ctx, srv, g, errc)
 }
 
@@ -74,22 +75,23 @@ func newLogger(s config.Server, out io.Writer) hclog.Logger {
 }
 
 // serve answers HTTP on ln until ctx ends, then drains, lets in-flight
-// requests finish and closes the router.
+// requests finish and closes the router. The router has started already,
+// so the gate is open before the first connection is accepted.
 func (rt *router) serve(ctx context.Context, ln net.Listener) error {
 	g := &gate{}
+	g.open(rt.handler())
 	srv := newHTTPServer(rt.cfg.Server, g, rt.logger)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	return rt.serveOn(ctx, srv, g, errc)
 }
 
-// serveOn opens the gate to the router's handler and serves until ctx
-// ends or srv fails (errc); then it drains: /readyz answers 503 for
+// serveOn serves through the open gate g until ctx ends or srv fails
+// (errc); then it drains: /readyz answers 503 for
 // server.shutdown_delay while requests are still served, then the server
 // stops accepting, in-flight requests get shutdownGrace to finish, and
 // the router closes.
 func (rt *router) serveOn(ctx context.Context, srv *http.Server, g *gate, errc <-chan error) error {
-	g.open(rt.handler())
 	rt.logger.Info("airouter ready", "applied_seq", rt.live.Load().Seq())
 	var serveErr error
 	select {

@@ -53,7 +53,8 @@ func readTimeline(t *testing.T, r *running, query string) adminapi.Timeline {
 // whichever event found it ended, a Fail2Ban ban still in force runs to its
 // until), the cooldown and the bench with their ends, from the
 // state at since when a ban began before the window; a window reaching
-// back past the log starts at its first event.
+// back past the log starts at its first event. Withheld and shadow bans are
+// marks.
 func TestTimelineShowsWhatHeldEachPair(t *testing.T) {
 	a, b := newUpstream(t, 200), newUpstream(t, 200)
 	clock := clockwork.NewFakeClockAt(pastT0)
@@ -79,6 +80,11 @@ func TestTimelineShowsWhatHeldEachPair(t *testing.T) {
 		{V: 1, Kind: domain.KindModelBenched, ID: "test/bench", At: now,
 			Bench: &domain.Bench{Model: "gpt-test", Until: now.Add(time.Hour), Failures: 5, Credentials: []string{"cred-a", "cred-b"}, Reason: "5 failures on 2 credentials"}},
 		{V: 1, Kind: domain.KindModelUnbenched, ID: "test/unbench", At: now.Add(time.Minute), Unbench: &domain.Unbench{Model: "gpt-test", By: domain.LiftedByAdmin}},
+		{V: 1, Kind: domain.KindBanWithheld, ID: "test/withheld", At: now.Add(time.Minute),
+			Withheld: &domain.Withheld{Credential: "cred-b", Model: "gpt-test", ErrorCode: 503, Rule: "3 x 503 (max_attempts 3, ban 1h)",
+				Reason: "ejection cap 50%: 1 of 2 pairs banned", Cap: 50, Banned: 1, Pairs: 2, Failures: 3}},
+		{V: 1, Kind: domain.KindBanShadowed, ID: "test/shadowed", At: now.Add(time.Minute),
+			Shadowed: &domain.Ban{Credential: "cred-b", Model: "gpt-test", Origin: domain.OriginFail2Ban, Reason: "2 x 500 (shadow rule 500)", Since: now, Permanent: true}},
 	} {
 		if _, err := r.log.PublishControl(ctx, ev); err != nil {
 			t.Fatal(err)
@@ -130,6 +136,18 @@ func TestTimelineShowsWhatHeldEachPair(t *testing.T) {
 	}
 	if r := tl.Intervals[0].Reason; !strings.HasPrefix(r, "3 x 429") {
 		t.Errorf("the ban's reason %q", r)
+	}
+	// The guards' events are marks, with the reason their payload gives.
+	var marks []string
+	for _, m := range tl.Marks {
+		marks = append(marks, strings.Join([]string{string(m.Kind), m.Credential, m.Model, stampOf(m.At), m.Reason}, " "))
+	}
+	wantMarks := []string{
+		"ban.withheld cred-b gpt-test " + stampOf(now.Add(time.Minute)) + " ejection cap 50%: 1 of 2 pairs banned",
+		"ban.shadowed cred-b gpt-test " + stampOf(now.Add(time.Minute)) + " 2 x 500 (shadow rule 500)",
+	}
+	if strings.Join(marks, "\n") != strings.Join(wantMarks, "\n") {
+		t.Errorf("marks:\n%s\nwant:\n%s", strings.Join(marks, "\n"), strings.Join(wantMarks, "\n"))
 	}
 
 	// From a moment inside the Fail2Ban ban: it comes from the state then.

@@ -6,8 +6,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/airouter/airouter/transport/proxy"
 	"github.com/airouter/airouter/transport/tracing"
 )
+
+// The proxy reaches the tracer through its own interface.
+var _ proxy.Tracer = (*tracing.Tracer)(nil)
 
 // startTracing builds the tracer the otel section asks for, on the
 // router's clock, and registers its counters on the admin API's registry;
@@ -19,15 +23,16 @@ func (rt *router) startTracing(ctx context.Context, reg *prometheus.Registry) er
 		return nil
 	}
 	t, err := tracing.New(ctx, tracing.Options{
-		Endpoint:      o.Endpoint,
-		Protocol:      o.Protocol,
-		Insecure:      o.Insecure,
-		Headers:       o.Headers,
-		ServiceName:   o.ServiceName,
-		SampleRatio:   o.TraceSampleRatio,
-		TrustIncoming: o.TrustIncomingTraceparent,
-		Clock:         rt.clock,
-		Logger:        rt.logger.Named("tracing"),
+		Endpoint:       o.Endpoint,
+		Protocol:       o.Protocol,
+		Insecure:       o.Insecure,
+		Headers:        o.Headers,
+		ServiceName:    o.ServiceName,
+		ServiceVersion: readBuildVersion().Version,
+		SampleRatio:    o.TraceSampleRatio,
+		TrustIncoming:  o.TrustIncomingTraceparent,
+		Clock:          rt.clock,
+		Logger:         rt.logger.Named("tracing"),
 	})
 	if err != nil {
 		return err

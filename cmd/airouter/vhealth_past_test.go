@@ -134,6 +134,13 @@ func TestDashboardTravelsInTime(t *testing.T) {
 	if !strings.Contains(v.Cards["cred-a"], "auto") || !strings.Contains(v.Cards["cred-b"], "ok") {
 		t.Fatalf("at %s the cards are %v, want cred-a banned and cred-b usable", mid, v.Cards)
 	}
+
+	// A moment before the log's first event: the page says how far back
+	// the log goes and keeps the last state.
+	act(fmt.Sprintf(`(() => { const i = document.getElementById("at"); i.value = %q; i.dispatchEvent(new Event("change")); return true; })()`,
+		pastT0.Add(-time.Hour).Format("2006-01-02T15:04:05")))
+	wait("the answer for a moment the log does not hold", `!document.getElementById("problem").hidden &&
+		document.getElementById("problem").textContent.includes("the earliest moment it can answer for is 2026-11-29T09:00:00")`)
 }
 
 // sameColour compares a computed background colour ("rgba(r, g, b, a)")

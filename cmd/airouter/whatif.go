@@ -31,7 +31,7 @@ func runWhatif(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sf.register(fs, true)
 	var ff filterFlags
 	ff.register(fs, true, false)
-	policyFile := fs.String("policy", "", "the config `FILE` whose fail2ban and model_bench sections are the proposed policy (the rest of it is ignored)")
+	policyFile := fs.String("policy", "", "the config `FILE` whose ban policy (its fail2ban, model_bench and cooldown sections) is proposed; the rest of it is ignored")
 	format := fs.String("format", "text", "`text` for a person, json for a machine")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -16,9 +16,9 @@ import (
 // forwards a body an upstream's parser would read differently or refuse.
 // Malformed input makes it report false, never panic.
 // It is its own, not the event codec's scanner (eventjson), because it must
-// walk any valid body fast, escapes and all, jumping from quote to quote,
-// where the codec's gives up on anything encoding/json might read
-// differently.
+// walk any valid body fast, escapes and all, eight string bytes at a time
+// (jsonvalue.go), where the codec's gives up on anything encoding/json
+// might read differently.
 
 func skipWS(b []byte, i int) int {
 	for i < len(b) {

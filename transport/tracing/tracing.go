@@ -137,17 +137,36 @@ func withDefaults(o Options) Options {
 // StartRequest starts the server span of a client request. The client's
 // traceparent (and tracestate) is its parent only when trusted.
 func (t *Tracer) StartRequest(ctx context.Context, h http.Header, method, path string) context.Context {
-	opts := []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(path)),
-	}
+	kind := trace.WithSpanKind(trace.SpanKindServer)
+	attrs := trace.WithAttributes(semconv.HTTPRequestMethodKey.String(method), semconv.HTTPRoute(path))
+	name := requestSpanName(method, path)
 	if t.trust {
 		ctx = t.prop.Extract(ctx, propagation.HeaderCarrier(h))
+		ctx, _ = t.tracer.Start(ctx, name, kind, attrs)
 	} else {
-		opts = append(opts, trace.WithNewRoot())
+		ctx, _ = t.tracer.Start(ctx, name, kind, attrs, trace.WithNewRoot())
 	}
-	ctx, _ = t.tracer.Start(ctx, method+" "+path, opts...)
 	return ctx
+}
+
+// requestSpanName is "{method} {route}", without building the string for
+// the routes the proxy serves.
+func requestSpanName(method, path string) string {
+	if method == http.MethodPost {
+		switch path {
+		case "/v1/chat/completions":
+			return "POST /v1/chat/completions"
+		case "/v1/completions":
+			return "POST /v1/completions"
+		case "/v1/embeddings":
+			return "POST /v1/embeddings"
+		case "/v1/responses":
+			return "POST /v1/responses"
+		case "/v1/messages":
+			return "POST /v1/messages"
+		}
+	}
+	return method + " " + path
 }
 
 // EndRequest ends the request's span with the status the client got, the
@@ -156,16 +175,18 @@ func (t *Tracer) StartRequest(ctx context.Context, h http.Header, method, path s
 // refused). A status of 500 and above marks the span failed.
 func (t *Tracer) EndRequest(ctx context.Context, status int, model, requestID string, attempts int, outcome string) {
 	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(keyAttempts.Int(attempts), keyOutcome.String(outcome))
+	var buf [5]attribute.KeyValue // one SetAttributes call, no slice to grow
+	attrs := append(buf[:0], keyAttempts.Int(attempts), keyOutcome.String(outcome))
 	if status > 0 {
-		span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
 	}
 	if model != "" {
-		span.SetAttributes(semconv.GenAIRequestModelKey.String(model), keyModel.String(model))
+		attrs = append(attrs, semconv.GenAIRequestModelKey.String(model))
 	}
 	if requestID != "" {
-		span.SetAttributes(keyRequestID.String(requestID))
+		attrs = append(attrs, keyRequestID.String(requestID))
 	}
+	span.SetAttributes(attrs...)
 	if status >= 500 {
 		span.SetStatus(codes.Error, outcome)
 	}
@@ -202,18 +223,20 @@ func (t *Tracer) StartAttempt(ctx context.Context, upstream http.Header, attempt
 // that did not end in "ok" is marked failed, with error.type the class.
 func (t *Tracer) EndAttempt(ctx context.Context, status int, class string, inputTokens, outputTokens int64) {
 	span := trace.SpanFromContext(ctx)
-	span.SetAttributes(keyOutcome.String(class))
+	var buf [5]attribute.KeyValue
+	attrs := append(buf[:0], keyOutcome.String(class))
 	if status > 0 {
-		span.SetAttributes(semconv.HTTPResponseStatusCode(status))
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
 	}
 	if inputTokens > 0 || outputTokens > 0 {
-		span.SetAttributes(semconv.GenAIUsageInputTokensKey.Int64(inputTokens),
+		attrs = append(attrs, semconv.GenAIUsageInputTokensKey.Int64(inputTokens),
 			semconv.GenAIUsageOutputTokensKey.Int64(outputTokens))
 	}
 	if class != "ok" {
-		span.SetAttributes(semconv.ErrorTypeKey.String(class))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(class))
 		span.SetStatus(codes.Error, class)
 	}
+	span.SetAttributes(attrs...)
 	span.End()
 }
 

@@ -2,6 +2,7 @@ package tracing_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -176,5 +177,29 @@ func TestSampleRatioAppliesToNewTraces(t *testing.T) {
 	spans := c.Spans()
 	if len(spans) != 1 || spans[0].TraceID() != "4bf92f3577b34da6a3ce929d0e0e4736" {
 		t.Fatalf("exported %v; want only the span of the client's sampled trace", spans)
+	}
+}
+
+// Over gRPC too, a collector that is not there fails its export at once
+// and the spans are counted, not retried.
+func TestGRPCCollectorDownFailsFast(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	var logs testkit.Buffer
+	tr := newTracer(t, tracing.Options{Endpoint: addr, Protocol: "grpc", Insecure: true, SampleRatio: 1,
+		Clock: clockwork.NewFakeClock(), Logger: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})})
+	request(tr)
+	if err := tr.ForceFlush(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, failed := tr.Dropped(); failed != 2 {
+		t.Fatalf("export_failed = %d, want 2", failed)
+	}
+	if got := logs.Lines("trace collector unreachable"); len(got) != 1 {
+		t.Fatalf("%d lines say the collector is unreachable, want 1:\n%s", len(got), logs.String())
 	}
 }

@@ -24,10 +24,11 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Span is one received span with its resource's service name.
+// Span is one received span with its resource's service.name and
+// service.version.
 type Span struct {
 	*tracepb.Span
-	Service string
+	Service, Version string
 }
 
 // TraceID and SpanID are the ids in the hex form of a W3C traceparent.
@@ -87,15 +88,18 @@ func (c *Collector) take(req *coltracepb.ExportTraceServiceRequest, h http.Heade
 	defer c.mu.Unlock()
 	c.headers = append(c.headers, h)
 	for _, rs := range req.GetResourceSpans() {
-		var service string
+		var service, version string
 		for _, kv := range rs.GetResource().GetAttributes() {
-			if kv.GetKey() == "service.name" {
+			switch kv.GetKey() {
+			case "service.name":
 				service = valueString(kv.GetValue())
+			case "service.version":
+				version = valueString(kv.GetValue())
 			}
 		}
 		for _, ss := range rs.GetScopeSpans() {
 			for _, s := range ss.GetSpans() {
-				c.spans = append(c.spans, Span{Span: s, Service: service})
+				c.spans = append(c.spans, Span{Span: s, Service: service, Version: version})
 			}
 		}
 	}
