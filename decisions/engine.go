@@ -79,7 +79,10 @@ type Config struct {
 	// clockwork.NewRealClock() in production. The bounds on one publish
 	// are wall-clock deadlines: they guard against a stuck network.
 	Clock clockwork.Clock
-	// Policy is what domain.Decide applies to live outcomes.
+	// Policy is this replica's ban policy (its file's). domain.Decide
+	// applies it to live outcomes until a policy.changed is on the log;
+	// from then on the policy in force at the outcome's position does
+	// (projections.State.Policy), so every replica decides alike.
 	Policy domain.BanPolicy
 	// BootSeq is the log's last sequence when this process started.
 	// Outcomes at or below it were decided before, so replaying them
@@ -109,10 +112,11 @@ type Config struct {
 // projections have caught up (decisions made while catching up wait in the
 // queue), then Stop (or the end of Start's context) and Wait.
 type Engine struct {
-	log        Log
-	snapshot   func() *projections.Snapshot
-	clock      clockwork.Clock
-	policy     domain.BanPolicy
+	log      Log
+	snapshot func() *projections.Snapshot
+	clock    clockwork.Clock
+	// own is this replica's own policy (Config.Policy, SetPolicy).
+	own        atomic.Pointer[ownPolicy]
 	bootSeq    uint64
 	observe    func(ev domain.Event, ch projections.Change, live bool)
 	ckpt       *Checkpointer
@@ -122,8 +126,10 @@ type Engine struct {
 
 	decisions chan decision
 	dropped   atomic.Uint64
-	failed    atomic.Uint64
-	decided   atomic.Uint64
+	// pending counts decisions enqueued and not yet through publishDecision.
+	pending atomic.Int64
+	failed  atomic.Uint64
+	decided atomic.Uint64
 
 	// sinceCkpt counts the events applied since the last checkpoint
 	// (writer goroutine only).
@@ -160,7 +166,6 @@ func New(c Config) (*Engine, error) {
 		log:        c.Log,
 		snapshot:   c.Snapshot,
 		clock:      c.Clock,
-		policy:     c.Policy,
 		bootSeq:    c.BootSeq,
 		observe:    c.Observe,
 		ckpt:       c.Checkpoints,
@@ -168,6 +173,7 @@ func New(c Config) (*Engine, error) {
 		sweepEvery: c.SweepEvery,
 		ckptEvery:  c.CheckpointEvery,
 	}
+	e.own.Store(newOwnPolicy(c.Policy))
 	if e.logger == nil {
 		e.logger = hclog.NewNullLogger()
 	}
@@ -206,21 +212,18 @@ func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projection
 		e.observe(ev, ch, live)
 	}
 	if ev.Kind == domain.KindOutcomeRecorded && live {
-		for _, d := range domain.Decide(e.policy, ev, s.Facts(ev)) {
-			select {
-			case e.decisions <- decision{ev: d, cause: ev.Seq}:
-			default:
-				// A dropped ban is not lost for good: the pair's counter
-				// stays at or past the threshold, so its next failure with
-				// that code decides the same ban again, under the same id
-				// (one per failure streak). A dropped cooldown or bench
-				// comes back only if a later outcome calls for one. Count
-				// and say it.
-				e.dropped.Add(1)
-				e.logger.Warn("decision queue full; decision dropped", "kind", d.Kind, "id", d.ID)
-			}
+		for _, d := range domain.Decide(e.policyAt(s), ev, s.Facts(ev)) {
+			// A dropped ban is not lost for good: the pair's counter stays
+			// at or past the threshold, so its next failure with that code
+			// decides the same ban again, under the same id (one per
+			// failure streak). A dropped cooldown or bench comes back only
+			// if a later outcome calls for one.
+			e.enqueue(decision{ev: d, cause: ev.Seq})
 		}
 		e.decideRecovery(s, ev)
+	}
+	if ev.Kind == domain.KindPolicyChanged && live {
+		e.warnPolicy(ev)
 	}
 	if e.ckpt != nil {
 		e.sinceCkpt++
@@ -262,6 +265,7 @@ func (e *Engine) run(ctx context.Context, tick <-chan time.Time) {
 			return
 		case d := <-e.decisions:
 			e.publishDecision(ctx, d)
+			e.pending.Add(-1)
 		case <-tick:
 			for _, d := range e.snapshot().ExpiredBans(e.clock.Now()) {
 				e.publishExpiry(ctx, d)
@@ -284,8 +288,22 @@ func (e *Engine) Stop() {
 // the engine was never started).
 func (e *Engine) Wait() { e.wg.Wait() }
 
-// Queued is how many decisions wait to be published.
-func (e *Engine) Queued() int { return len(e.decisions) }
+// enqueue hands d to the publishing goroutine without waiting; a full
+// queue drops it, counted and logged.
+func (e *Engine) enqueue(d decision) {
+	e.pending.Add(1)
+	select {
+	case e.decisions <- d:
+	default:
+		e.pending.Add(-1)
+		e.dropped.Add(1)
+		e.logger.Warn("decision queue full; decision dropped", "kind", d.ev.Kind, "id", d.ev.ID)
+	}
+}
+
+// Queued is how many decisions are not yet through the log: waiting in the
+// queue or being published.
+func (e *Engine) Queued() int { return int(e.pending.Load()) }
 
 // Dropped is how many decisions a full queue dropped.
 func (e *Engine) Dropped() uint64 { return e.dropped.Load() }

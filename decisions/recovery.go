@@ -24,12 +24,7 @@ func (e *Engine) decideRecovery(s *projections.State, ev domain.Event) {
 	if !ok {
 		return
 	}
-	select {
-	case e.decisions <- decision{ev: d, cause: ev.Seq}:
-	default:
-		e.dropped.Add(1)
-		e.logger.Warn("decision queue full; decision dropped", "kind", d.Kind, "id", d.ID)
-	}
+	e.enqueue(decision{ev: d, cause: ev.Seq})
 }
 
 // DefaultProbeEvery is how often the prober looks for due recovery probes.
@@ -44,8 +39,10 @@ type ProberConfig struct {
 	Snapshot func() *projections.Snapshot
 	// Clock makes the prober's ticker and stamps its claims. Required.
 	Clock clockwork.Clock
-	// Policy is fail2ban.recovery; with ProbeAfter 0 the prober does
-	// nothing.
+	// Policy is this replica's fail2ban.recovery, which applies until a
+	// policy.changed is on the log; from then on the snapshot's policy in
+	// force does (projections.Snapshot.Policy). With ProbeAfter 0 no probe
+	// is claimed.
 	Policy domain.RecoveryPolicy
 	// Replica names this process in its claims. Required.
 	Replica string
@@ -107,12 +104,12 @@ func NewProber(c ProberConfig) (*Prober, error) {
 }
 
 // Start claims due probes every tick until ctx ends or Stop is called; the
-// ticker exists when Start returns. With probes off, or on a second call,
-// it does nothing.
+// ticker exists when Start returns. It ticks with probes off too, since a
+// policy.changed may turn them on. A second call does nothing.
 func (p *Prober) Start(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cancel != nil || !p.cfg.Policy.On() {
+	if p.cancel != nil {
 		return
 	}
 	ctx, p.cancel = context.WithCancel(ctx)
@@ -152,7 +149,12 @@ func (p *Prober) Claimed() uint64 { return p.claimed.Load() }
 func (p *Prober) Failed() uint64 { return p.failed.Load() }
 
 func (p *Prober) claimDue(ctx context.Context) {
-	for _, ev := range p.cfg.Snapshot().DueProbes(p.cfg.Clock.Now(), p.cfg.Policy, p.cfg.Replica) {
+	snap := p.cfg.Snapshot()
+	pol := p.cfg.Policy
+	if in := snap.Policy(); in != nil {
+		pol = in.Ban.Recovery
+	}
+	for _, ev := range snap.DueProbes(p.cfg.Clock.Now(), pol, p.cfg.Replica) {
 		pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 		_, err := p.cfg.Log.PublishControl(pctx, ev)
 		cancel()

@@ -52,6 +52,9 @@ type redial struct {
 	quitOnce sync.Once
 	doneOnce sync.Once
 	active   atomic.Bool // a replacement is under way
+	// restarting is held by a JetStream restart (store.go); a new session
+	// dials only when none is under way.
+	restarting sync.RWMutex
 	wg       sync.WaitGroup
 	// onRedial runs after a new session is in place: the consumers are
 	// re-created on it. Set before the log is used.
@@ -125,6 +128,8 @@ func (c *conn) replace() {
 
 // newSession dials and opens the streams on the new connection.
 func (c *conn) newSession() (*session, error) {
+	c.restarting.RLock()
+	defer c.restarting.RUnlock()
 	nc, err := c.dial()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -183,11 +184,53 @@ func (c *conn) embeddedFault() string {
 }
 
 // restartJetStream shuts JetStream down and enables it again with the
-// configuration it ran with, then waits until the events stream answers.
+// configuration it ran with, then waits until the events stream answers
+// on a new session.
+//
+// The server's JetStream API must see no request while it is enabled
+// again (nats-server sets up its API queues unguarded then), so the
+// client connection is closed first and its replacement (redial.go) dials
+// only once the restart is done; the consumers are re-created on the new
+// session as after any replaced connection.
 func (c *conn) restartJetStream() error {
 	cfg := c.jsConfig
 	if cfg == nil {
 		return errors.New("no jetstream configuration recorded")
+	}
+	old := c.cur()
+	err := c.restartQuiet(cfg, old.nc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), redialTimeout)
+	defer cancel()
+	for c.cur() == old {
+		if c.closing.Load() {
+			return errors.New("the log is closing")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("reopen the connection after the restart: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if _, err := c.cur().events.Info(ctx); err != nil {
+		return fmt.Errorf("open stream %s: %w", EventsStream, err)
+	}
+	return nil
+}
+
+// restartQuiet closes nc, waits (briefly) for the server to drop it, and
+// restarts JetStream while no new session can dial.
+func (c *conn) restartQuiet(cfg *server.JetStreamConfig, nc *nats.Conn) error {
+	c.restarting.Lock()
+	defer c.restarting.Unlock()
+	before := c.srv.NumClients()
+	if nc != nil {
+		nc.Close()
+		for i := 0; i < 100 && c.srv.NumClients() >= before; i++ {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	if c.srv.JetStreamEnabled() {
 		if err := c.srv.ShutdownJetStream(); err != nil {
@@ -197,11 +240,6 @@ func (c *conn) restartJetStream() error {
 	again := *cfg
 	if err := c.srv.EnableJetStream(&again); err != nil {
 		return fmt.Errorf("enable jetstream: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), redialTimeout)
-	defer cancel()
-	if _, err := c.cur().events.Info(ctx); err != nil {
-		return fmt.Errorf("open stream %s: %w", EventsStream, err)
 	}
 	return nil
 }
