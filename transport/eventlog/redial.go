@@ -55,7 +55,7 @@ type redial struct {
 	// restarting is held by a JetStream restart (store.go); a new session
 	// dials only when none is under way.
 	restarting sync.RWMutex
-	wg       sync.WaitGroup
+	wg         sync.WaitGroup
 	// onRedial runs after a new session is in place: the consumers are
 	// re-created on it. Set before the log is used.
 	onRedial func()
