@@ -32,10 +32,12 @@ var allowed = map[string][]string{
 	"apierror":                      {},
 	"incident":                      {"domain", "projections", "eventjson"},
 	"whatif":                        {"domain", "projections"},
+	"replicas":                      {"domain"},
 	"internal/testkit":              {},
 	"internal/testkit/collector":    {},
 	"transport/tracing":             {"redact"},
 	"cmd/airouter":                  {"*"},
+	"cmd/airbench":                  {},
 	"cmd/stubupstream":              {},
 }
 

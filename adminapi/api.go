@@ -3,12 +3,12 @@ package adminapi
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -66,6 +66,11 @@ type LogStatus struct {
 	// process started (a damaged store), from MissingFromSeq on; /health
 	// is degraded while it is not 0.
 	MissingEvents, MissingFromSeq uint64
+	// Replicas are the routers heard from on the log lately (replicas.go);
+	// ReplicaConflict, when set, says another live process uses this
+	// router's replica id, and /health is degraded while it is.
+	Replicas        []ReplicaHealth
+	ReplicaConflict string
 }
 
 // Deps is everything the admin surface needs, given once to New. The
@@ -94,6 +99,10 @@ type Deps struct {
 	// Watched reports whether Fail2Ban counts status for the credential;
 	// /health shows only those counters. Nil shows every counter.
 	Watched func(credential string, status int) bool
+	// FilePolicy returns the fingerprint of this replica's own ban policy
+	// (its config file's, domain.PolicyFingerprint), which /health compares
+	// with the policy in force; nil leaves the file out.
+	FilePolicy func() string
 	// LogStatus reports the event log's state; nil reports nothing but the
 	// applied sequence, and /health is then never "degraded".
 	LogStatus func() LogStatus
@@ -141,20 +150,16 @@ type Traffic interface {
 
 // API serves the operators' surface. It is safe for concurrent use.
 type API struct {
-	creds      []Credential
-	byName     map[string]Credential
-	configured []Pair
+	// conf holds what config determines; Reload swaps it (reload.go).
+	conf atomic.Pointer[conf]
 	// traffic is set once by SetTraffic, before serving; nil reports no
 	// usage, no rejections and no learned models.
 	traffic   Traffic
 	snapshot  func() *projections.Snapshot
 	waitFor   func(ctx context.Context, seq uint64) error
 	publish   func(ctx context.Context, ev domain.Event) (uint64, error)
-	watched   func(credential string, status int) bool
 	logStatus func() LogStatus
 	noLog     bool // LogStatus was nil: no log state to judge
-	defaults  domain.FallbackSettings
-	master    [sha256.Size]byte
 	registry  *prometheus.Registry
 	metrics   *Metrics
 	labels    *modelLabels
@@ -184,27 +189,19 @@ func New(d Deps) (*API, error) {
 		return nil, err
 	}
 	a := &API{
-		creds:      append([]Credential(nil), d.Credentials...),
-		byName:     make(map[string]Credential, len(d.Credentials)),
-		configured: append([]Pair(nil), d.ConfiguredPairs...),
-		snapshot:   d.Snapshot,
-		waitFor:    d.WaitFor,
-		publish:    d.Publish,
-		watched:    d.Watched,
-		logStatus:  d.LogStatus,
-		defaults:   d.DefaultSettings,
-		master:     sha256.Sum256([]byte(d.MasterKey)),
-		registry:   d.Registry,
-		log:        d.Logger,
-		now:        d.Clock,
-		newID:      d.NewID,
-		timeout:    d.ChangeTimeout,
-		empty:      projections.NewState().Snapshot(),
-		deps:       d,
+		snapshot:  d.Snapshot,
+		waitFor:   d.WaitFor,
+		publish:   d.Publish,
+		logStatus: d.LogStatus,
+		registry:  d.Registry,
+		log:       d.Logger,
+		now:       d.Clock,
+		newID:     d.NewID,
+		timeout:   d.ChangeTimeout,
+		empty:     projections.NewState().Snapshot(),
+		deps:      d,
 	}
-	for _, c := range a.creds {
-		a.byName[c.Name] = c
-	}
+	a.conf.Store(newConf(d))
 	if a.logStatus == nil {
 		a.noLog = true
 		a.logStatus = func() LogStatus { return LogStatus{} }
@@ -228,7 +225,7 @@ func New(d Deps) (*API, error) {
 			return nil, err
 		}
 	}
-	a.labels = newModelLabels(a.configured)
+	a.labels = newModelLabels(d.ConfiguredPairs)
 	m, err := newMetrics(a.registry, a.labels)
 	if err != nil {
 		return nil, err
@@ -290,7 +287,7 @@ func (a *API) Settings() domain.FallbackSettings {
 	if s, ok := a.current().Settings(); ok {
 		return s
 	}
-	return a.defaults
+	return a.cf().defaults
 }
 
 // SetTraffic hands the API what the proxy counts. Call it once, before
@@ -323,14 +320,14 @@ func (a *API) rejects() map[string]uint64 {
 // learned, with the credential's weight and no pair limits.
 func (a *API) servedPairs() []Pair {
 	if a.traffic == nil {
-		return a.configured
+		return a.cf().configured
 	}
 	learned := a.traffic.Learned()
 	if len(learned) == 0 {
-		return a.configured
+		return a.cf().configured
 	}
-	out := append([]Pair(nil), a.configured...)
-	for _, c := range a.creds {
+	out := append([]Pair(nil), a.cf().configured...)
+	for _, c := range a.cf().creds {
 		for _, m := range learned[c.Name] {
 			out = append(out, Pair{Credential: c.Name, Model: m, Weight: c.Weight, RPM: -1, TPM: -1})
 		}

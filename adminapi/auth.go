@@ -23,7 +23,7 @@ func (a *API) authorize(r *http.Request) error {
 		return &httpError{status: http.StatusUnauthorized, msg: "malformed credentials"}
 	}
 	sum := sha256.Sum256([]byte(token))
-	if subtle.ConstantTimeCompare(sum[:], a.master[:]) != 1 {
+	if subtle.ConstantTimeCompare(sum[:], a.cf().master[:]) != 1 {
 		return &httpError{status: http.StatusForbidden, msg: "master key required"}
 	}
 	return nil

@@ -58,7 +58,7 @@ func (a *API) ban(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	c, ok := a.byName[cred]
+	c, ok := a.cf().byName[cred]
 	if !ok {
 		return &httpError{status: http.StatusNotFound, msg: fmt.Sprintf("unknown credential %q", cred)}
 	}
@@ -109,7 +109,7 @@ func (a *API) serves(c Credential, model string) bool {
 	if model == domain.AllModels || c.Type == domain.CredentialProxy {
 		return true
 	}
-	for _, p := range a.configured {
+	for _, p := range a.cf().configured {
 		if p.Credential == c.Name && p.Model == model {
 			return true
 		}
@@ -141,7 +141,7 @@ func (a *API) unban(w http.ResponseWriter, r *http.Request) error {
 	defer a.writeMu.Unlock()
 	now := a.now().UTC()
 	snap := a.current()
-	_, configured := a.byName[cred]
+	_, configured := a.cf().byName[cred]
 	_, banned := snap.CredentialBan(cred, now)
 	if !configured && !banned {
 		// A credential dropped from config may still hold bans in the

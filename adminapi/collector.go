@@ -80,7 +80,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- m
 	}
-	for _, cr := range a.creds {
+	for _, cr := range a.cf().creds {
 		banned := 0.0
 		if _, ok := snap.CredentialBan(cr.Name, now); ok {
 			banned = 1
@@ -94,9 +94,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		emit(descCredTPM, prometheus.GaugeValue, float64(tpm), cr.Name)
 	}
 	cooling := 0
-	shown, omitted := a.knownPairs(snap, now)
+	shown, omitted := a.knownPairs(snap, now, healthFilter{})
 	for _, p := range shown {
-		if a.byName[p.Credential].Type != domain.CredentialProxy {
+		if a.cf().byName[p.Credential].Type != domain.CredentialProxy {
 			rpm, tpm := a.usage(p.Credential, p.Model)
 			emit(descModelRPM, prometheus.GaugeValue, float64(rpm), p.Credential, p.Model)
 			emit(descModelTPM, prometheus.GaugeValue, float64(tpm), p.Credential, p.Model)
@@ -154,7 +154,7 @@ func (c *collector) emitOmitted(emit func(*prometheus.Desc, prometheus.ValueType
 	sums := map[string][2]int{}
 	var order []string
 	for _, k := range omitted {
-		if c.a.byName[k.Credential].Type == domain.CredentialProxy {
+		if c.a.cf().byName[k.Credential].Type == domain.CredentialProxy {
 			continue
 		}
 		rpm, tpm := c.a.usage(k.Credential, k.Model)

@@ -120,10 +120,13 @@ func (s *eventStream) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	streams := s.a.metrics.streams
 	select {
 	case s.slots <- struct{}{}:
-		defer func() { <-s.slots }()
+		streams.open.Inc()
+		defer func() { <-s.slots; streams.open.Dec() }()
 	default:
+		streams.refused.Inc()
 		return &httpError{status: http.StatusServiceUnavailable,
 			msg: fmt.Sprintf("too many event streams open (the limit is %d); retry later", s.o.Subscribers)}
 	}
@@ -155,6 +158,7 @@ func (s *eventStream) serve(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	s.pump(ctx, w, rc, sub, events)
 	if slow.Load() {
+		streams.cut.Inc()
 		s.a.log.Warn("event stream cut: the client reads slower than the log grows", "remote", r.RemoteAddr)
 	}
 	return nil

@@ -216,6 +216,7 @@ func TestEventsHeartbeat(t *testing.T) {
 }
 
 // Past Subscribers streams the next is 503; a closed one frees its slot.
+// airouter_event_streams counts the open ones, and the refusal is counted.
 func TestEventsSubscriberLimit(t *testing.T) {
 	r := eventsRig(t, EventsOptions{Subscribers: 2})
 	a := r.stream(t, "", nil)
@@ -224,7 +225,9 @@ func TestEventsSubscriberLimit(t *testing.T) {
 	if status != 503 || !strings.Contains(body, "the limit is 2") {
 		t.Fatalf("third stream: %d %s", status, body)
 	}
+	wantMetrics(t, r.scrape(), map[string]float64{"airouter_event_streams": 2, "airouter_event_streams_refused_total": 1})
 	a.Close()
+	testkit.Eventually(t, "the closed stream to leave the gauge", func() bool { return r.scrape()["airouter_event_streams"] == 1 })
 	testkit.Eventually(t, "a slot to free", func() bool {
 		s := testkit.OpenSSE(t, r.srv.URL+"/api/events", http.Header{"Authorization": {"Bearer " + masterKey}})
 		defer s.Close()
@@ -233,7 +236,8 @@ func TestEventsSubscriberLimit(t *testing.T) {
 }
 
 // A client that stops reading is cut once its buffer is full, instead of
-// the server holding the log for it.
+// the server holding the log for it; airouter_event_streams_cut_total
+// counts it.
 func TestEventsCutsASlowClient(t *testing.T) {
 	r := eventsRig(t, EventsOptions{Buffer: 8})
 	req, _ := http.NewRequestWithContext(r.ctx, "GET", r.srv.URL+"/api/events?since=1", nil)
@@ -261,4 +265,8 @@ func TestEventsCutsASlowClient(t *testing.T) {
 	if got := testkit.Receive(t, "the cut stream to end", done); got >= n {
 		t.Fatalf("the cut stream delivered all %d events", got)
 	}
+	testkit.Eventually(t, "the cut stream counted and closed", func() bool {
+		m := r.scrape()
+		return m["airouter_event_streams_cut_total"] == 1 && m["airouter_event_streams"] == 0
+	})
 }

@@ -43,6 +43,9 @@ type Health struct {
 	// leaves out, past maxLogPairs of them (see knownPairs).
 	ModelsOmitted int       `json:"models_omitted,omitempty"`
 	Log           LogHealth `json:"log"`
+	// Policy is the ban policy in force and whether this replica's file
+	// differs from it (policyhealth.go).
+	Policy *PolicyHealth `json:"policy,omitempty"`
 }
 
 // CredentialHealth is one credential in /health. The ban fields describe
@@ -114,6 +117,10 @@ type LogHealth struct {
 	// on; absent when none is missing.
 	MissingEvents  uint64 `json:"missing_events,omitempty"`
 	MissingFromSeq uint64 `json:"missing_from_seq,omitempty"`
+	// Replicas are the routers heard from in the last 5 minutes, by id;
+	// ReplicaConflict says another live process uses this router's id.
+	Replicas        []ReplicaHealth `json:"replicas,omitempty"`
+	ReplicaConflict string          `json:"replica_conflict,omitempty"`
 }
 
 // Health statuses.
@@ -127,14 +134,26 @@ const (
 // with ?at=T, the document as it was at T (serveAt). It needs no key, so
 // load balancers and probes can read it.
 func (a *API) serveHealth(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Has("at") {
-		// The document as the router served it at that moment.
-		if err := a.serveAt(w, r, "/health"); err != nil {
+	q := r.URL.Query()
+	f, err := a.parseHealthFilter(q)
+	if err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	if q.Has("at") {
+		// The document as the router served it at that moment, under the
+		// same filters.
+		q.Del("at")
+		path := "/health"
+		if len(q) > 0 {
+			path += "?" + q.Encode()
+		}
+		if err := a.serveAt(w, r, path); err != nil {
 			a.fail(w, r, err)
 		}
 		return
 	}
-	h := a.Health()
+	h := a.health(a.current(), a.now().UTC(), f)
 	status := http.StatusOK
 	if h.Status == StatusUnhealthy {
 		status = http.StatusServiceUnavailable
@@ -144,20 +163,23 @@ func (a *API) serveHealth(w http.ResponseWriter, r *http.Request) {
 
 // Health judges the current snapshot now.
 func (a *API) Health() Health {
-	return a.health(a.current(), a.now().UTC())
+	return a.health(a.current(), a.now().UTC(), healthFilter{})
 }
 
-func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
+// health judges snap at now, showing the entries f keeps (all for the
+// zero filter); the status and counts are the whole pool's.
+func (a *API) health(snap *projections.Snapshot, now time.Time, f healthFilter) Health {
 	h := Health{
 		Time:             now,
-		TotalCredentials: len(a.creds),
-		Credentials:      make(map[string]CredentialHealth, len(a.creds)),
+		TotalCredentials: len(a.cf().creds),
+		Credentials:      make(map[string]CredentialHealth, len(a.cf().creds)),
 		Models:           map[string]ModelHealth{},
 		BenchedModels:    snap.Benched(now),
 		Log:              a.logHealth(snap),
+		Policy:           a.policyHealth(snap),
 	}
 	for _, b := range snap.Bans(now) {
-		if _, ok := a.byName[b.Credential]; ok {
+		if _, ok := a.cf().byName[b.Credential]; ok {
 			h.BannedPairs++
 		}
 	}
@@ -167,7 +189,7 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 	// none is, even though credentials_available counts only credentials
 	// without any ban.
 	pairsOf, openPairs := map[string]int{}, map[string]int{}
-	shown, omitted := a.knownPairs(snap, now)
+	shown, omitted := a.knownPairs(snap, now, f)
 	h.ModelsOmitted = len(omitted)
 	for _, k := range omitted {
 		pairsOf[k.Credential]++
@@ -176,7 +198,7 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 		}
 	}
 	for _, p := range shown {
-		c := a.byName[p.Credential]
+		c := a.cf().byName[p.Credential]
 		pv := snap.Pair(p.Key(), now)
 		m := ModelHealth{
 			Credential: p.Credential, Model: p.Model, IsBanned: pv.Banned,
@@ -206,14 +228,50 @@ func (a *API) health(snap *projections.Snapshot, now time.Time) Health {
 			h.Credentials[p.Credential] = ch
 		}
 	}
-	h.Status = a.status(h, pairsOf, openPairs)
+	if f.on() {
+		h.Status = a.poolStatus(h, snap, now)
+	} else {
+		h.Status = a.status(h, pairsOf, openPairs)
+	}
+	f.apply(&h)
 	return h
+}
+
+// poolStatus is status over the whole pool for a filtered document: the
+// first configured pair not banned makes its credential usable, which
+// settles it at the cost of a few pairs; only a pool with every configured
+// pair banned pays for counting them all.
+func (a *API) poolStatus(h Health, snap *projections.Snapshot, now time.Time) string {
+	for _, p := range a.servedPairs() {
+		if _, ok := a.cf().byName[p.Credential]; ok && p.Model != "" && p.Model != domain.AllModels && !snap.Pair(p.Key(), now).Banned {
+			return a.status(h, map[string]int{p.Credential: 1}, map[string]int{p.Credential: 1})
+		}
+	}
+	pairsOf, openPairs := a.poolPairs(snap, now)
+	return a.status(h, pairsOf, openPairs)
+}
+
+// poolPairs counts, per credential, the known pairs and those not banned
+// at now, over the whole pool (a filtered document is judged on it).
+func (a *API) poolPairs(snap *projections.Snapshot, now time.Time) (pairsOf, openPairs map[string]int) {
+	pairsOf, openPairs = map[string]int{}, map[string]int{}
+	shown, omitted := a.knownPairs(snap, now, healthFilter{})
+	for _, p := range shown {
+		omitted = append(omitted, p.Key())
+	}
+	for _, k := range omitted {
+		pairsOf[k.Credential]++
+		if !snap.Pair(k, now).Banned {
+			openPairs[k.Credential]++
+		}
+	}
+	return pairsOf, openPairs
 }
 
 // credentialsHealth fills h's per-credential entries and counts the
 // credentials without a credential-wide ban.
 func (a *API) credentialsHealth(h *Health, snap *projections.Snapshot, now time.Time) {
-	for _, c := range a.creds {
+	for _, c := range a.cf().creds {
 		ch := CredentialHealth{
 			Type: string(c.Type), IsFallback: c.IsFallback, Weight: weight(c.Weight, 1),
 			LimitRPM: limit(c.RPM), LimitTPM: limit(c.TPM),
@@ -230,11 +288,12 @@ func (a *API) credentialsHealth(h *Health, snap *projections.Snapshot, now time.
 
 // status judges h: unhealthy when no credential has an open pair (or, with
 // no known pair, no ban); degraded when it can route but the log cannot
-// take events, lost some, or its store is full.
+// take events, lost some, or its store is full, or another live process
+// uses its replica id.
 func (a *API) status(h Health, pairsOf, openPairs map[string]int) string {
-	for _, c := range a.creds {
+	for _, c := range a.cf().creds {
 		if openPairs[c.Name] > 0 || (pairsOf[c.Name] == 0 && !h.Credentials[c.Name].IsBanned) {
-			if (!h.Log.Connected || h.Log.StoreFault != "" || h.Log.MissingEvents > 0) && !a.noLog {
+			if (!h.Log.Connected || h.Log.StoreFault != "" || h.Log.MissingEvents > 0 || h.Log.ReplicaConflict != "") && !a.noLog {
 				return StatusDegraded
 			}
 			return StatusHealthy
@@ -247,11 +306,16 @@ func (a *API) status(h Health, pairsOf, openPairs map[string]int) string {
 // names, of configured credentials only, each once, sorted. Of the pairs
 // only the log names, maxLogPairs are shown: those holding a ban of their
 // own or a cooldown at now first, then the rest by credential and model;
-// the others are omitted (in that order).
-func (a *API) knownPairs(snap *projections.Snapshot, now time.Time) (shown []Pair, omitted []domain.Key) {
+// the others are omitted (in that order). Pairs f leaves out by name are
+// neither shown nor omitted.
+func (a *API) knownPairs(snap *projections.Snapshot, now time.Time, f healthFilter) (shown []Pair, omitted []domain.Key) {
 	seen := map[domain.Key]bool{}
+	byName := a.cf().byName
 	usable := func(k domain.Key) bool {
-		_, ok := a.byName[k.Credential]
+		if !f.pair(k.Credential, k.Model) {
+			return false
+		}
+		_, ok := byName[k.Credential]
 		return ok && !seen[k] && k.Model != "" && k.Model != domain.AllModels
 	}
 	for _, p := range a.servedPairs() {
@@ -261,7 +325,11 @@ func (a *API) knownPairs(snap *projections.Snapshot, now time.Time) (shown []Pai
 		}
 	}
 	var held, rest []domain.Key
-	for _, k := range snap.Pairs() {
+	logged := snap.Pairs
+	if f.credential != "" {
+		logged = func() []domain.Key { return snap.PairsOf(f.credential) }
+	}
+	for _, k := range logged() {
 		if !usable(k) {
 			continue
 		}
@@ -284,12 +352,12 @@ func (a *API) knownPairs(snap *projections.Snapshot, now time.Time) (shown []Pai
 // watchedCounts keeps the counters of the codes Fail2Ban watches for the
 // credential (all of them without a Watched func).
 func (a *API) watchedCounts(cred string, counts map[string]int) map[string]int {
-	if a.watched == nil || len(counts) == 0 {
+	if a.cf().watched == nil || len(counts) == 0 {
 		return counts
 	}
 	var out map[string]int
 	for code, n := range counts {
-		if c, err := strconv.Atoi(code); err == nil && a.watched(cred, c) {
+		if c, err := strconv.Atoi(code); err == nil && a.cf().watched(cred, c) {
 			if out == nil {
 				out = map[string]int{}
 			}
@@ -307,6 +375,7 @@ func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
 		Skipped: snap.Skipped(), LastError: redact.String(ls.LastError),
 		StoreFault:    redact.String(ls.StoreFault),
 		MissingEvents: ls.MissingEvents, MissingFromSeq: ls.MissingFromSeq,
+		Replicas: ls.Replicas, ReplicaConflict: ls.ReplicaConflict,
 	}
 	if l.LastSeq > l.AppliedSeq {
 		l.Lag = l.LastSeq - l.AppliedSeq

@@ -47,6 +47,8 @@ type Metrics struct {
 	recovery *recoveryMetrics
 	// guards counts withheld and shadow bans.
 	guards *guardMetrics
+	// streams counts GET /api/events' open, refused and cut streams.
+	streams *streamMetrics
 	// labels bounds the model label values (see maxModelLabels).
 	labels *modelLabels
 }
@@ -112,6 +114,9 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 		return nil, err
 	}
 	if m.origins, err = newOriginMetrics(reg); err != nil {
+		return nil, err
+	}
+	if m.streams, err = newStreamMetrics(reg); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -48,6 +48,8 @@ func (a *API) Observe(ev domain.Event, ch projections.Change, live bool) {
 		}
 	case domain.KindProbeClaimed:
 		a.observeProbe(ev)
+	case domain.KindCooldownLifted:
+		a.observeCooldownLift(ev)
 	case domain.KindBanWithheld, domain.KindBanShadowed:
 		a.observeGuards(ev)
 	case domain.KindModelUnbenched:

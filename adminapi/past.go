@@ -142,7 +142,7 @@ func (a *API) serveAt(w http.ResponseWriter, r *http.Request, path string) error
 		if err != nil {
 			return err
 		}
-		body, status, err := PastView(a.deps, st.Snapshot(), at, path)
+		body, status, err := PastView(a.cf().deps, st.Snapshot(), at, path)
 		if err != nil {
 			return err
 		}

@@ -79,3 +79,13 @@ func (a *API) observeRecoveryLift(c projections.BanChange) {
 	a.log.Info("Credential unbanned (recovered: a request to it succeeded)", "credential", k.Credential,
 		"model", k.Model, "ban_id", c.ID)
 }
+
+// observeCooldownLift logs an auth cooldown a recovery probe ended.
+func (a *API) observeCooldownLift(ev domain.Event) {
+	l := ev.CooldownLift
+	if l == nil {
+		return
+	}
+	a.log.Info("Credential cooldown lifted (recovered: a probe request with it succeeded)",
+		"credential", l.Credential, "cooldown_id", l.CooldownID)
+}

@@ -48,6 +48,9 @@ type Events struct {
 	// CredsFile is a NATS credentials file (user JWT and NKey seed) for an
 	// external cluster that requires one; empty for none.
 	CredsFile string `yaml:"creds_file,omitempty"`
+	// ReplicaID names this router on the log (its outcomes, heartbeats and
+	// probe claims); empty is the default, ReplicaName's <host name>:<port>.
+	ReplicaID string `yaml:"replica_id,omitempty"`
 }
 
 // Embedded reports whether the router runs its own nats-server.
@@ -138,6 +141,7 @@ func buildEvents(c *checker, f fileEvents) Events {
 			c.add(p+"creds_file", "%q is a directory, not a NATS credentials file", e.CredsFile)
 		}
 	}
+	e.ReplicaID = replicaID(c, p+"replica_id", f.ReplicaID)
 	var ok bool
 	if e.Replicas, ok = c.integer(p+"replicas", f.Replicas, 1); ok {
 		switch {

@@ -92,6 +92,7 @@ type fileEvents struct {
 	MaxBytes  string `yaml:"max_bytes"`
 	Replicas  string `yaml:"replicas"`
 	CredsFile string `yaml:"creds_file"`
+	ReplicaID string `yaml:"replica_id"`
 }
 
 type fileFallback struct {

@@ -19,6 +19,7 @@ func (cfg *Config) BanPolicy() domain.BanPolicy {
 		},
 		MaxEjectionPercent: fb.MaxEjectionPercent,
 		Cooldown:           cfg.Cooldown.policy(),
+		Recovery:           fb.Recovery.Policy(),
 	}
 	for name, o := range fb.CredentialOverrides {
 		p.Credentials[name] = domain.CredentialRules{

@@ -122,12 +122,13 @@ start() {
 	export AIROUTER_NATS_URL=${urls%,}
 	export AIROUTER_UPSTREAM_URL=http://127.0.0.1:$UPSTREAM_PORT
 	"$AIROUTER_BIN" check -config "$ROOT/deploy/local-cluster/airouter.yaml" >/dev/null
-	# One replica after the other: the first creates the streams, and a
-	# replica starting while a new stream of three copies elects its
-	# leader can time out reading it.
+	# Both replicas at once: whichever comes first creates the streams,
+	# and each waits for a new stream's leader to be elected.
 	for i in 0 1; do
 		AIROUTER_PORT=${ROUTER_PORTS[$i]} spawn "airouter-$((i + 1))" \
 			"$AIROUTER_BIN" serve -config "$ROOT/deploy/local-cluster/airouter.yaml"
+	done
+	for i in 0 1; do
 		wait_ok "http://127.0.0.1:${ROUTER_PORTS[$i]}/readyz" "airouter-$((i + 1))"
 	done
 	trap - ERR

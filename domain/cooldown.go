@@ -122,6 +122,7 @@ func authCooldown(d time.Duration, ev Event, f Facts) (Event, bool) {
 			Reason:     "auth: 401",
 			CauseSeq:   ev.Seq,
 			CauseIndex: ev.Index,
+			Since:      at,
 		},
 	}, true
 }

@@ -49,7 +49,8 @@ var Kinds = []Kind{
 	KindOutcomeRecorded, KindBanImposed, KindBanLifted,
 	KindCooldownStarted, KindModelBenched, KindFallbackSettingsChanged,
 	KindModelUnbenched, KindBanWithheld, KindBanShadowed,
-	KindProbeClaimed,
+	KindProbeClaimed, KindPolicyChanged, KindCooldownLifted,
+	KindReplicaHeartbeat,
 }
 
 // Known reports whether this version of airouter understands the kind.
@@ -91,6 +92,13 @@ type Event struct {
 	Shadowed *Ban `json:"shadowed,omitempty"`
 	// Probe is a claimed recovery probe (KindProbeClaimed, recovery.go).
 	Probe *ProbeClaim `json:"probe,omitempty"`
+	// Heartbeat says a replica is alive (KindReplicaHeartbeat, replica.go).
+	Heartbeat *Heartbeat `json:"heartbeat,omitempty"`
+	// Policy is an announced ban policy (KindPolicyChanged, policyevent.go).
+	Policy *PolicyChange `json:"policy,omitempty"`
+	// CooldownLift ends an auth cooldown early (KindCooldownLifted,
+	// authprobe.go).
+	CooldownLift *CooldownLift `json:"cooldown_lift,omitempty"`
 }
 
 // Origin says who imposed a ban.
@@ -183,6 +191,10 @@ type Cooldown struct {
 	// CauseSeq and CauseIndex are the log position of that outcome.
 	CauseSeq   uint64 `json:"cause_seq,omitempty"`
 	CauseIndex uint32 `json:"cause_index,omitempty"`
+	// Since is when the cooldown began (the event's time; the fold fills
+	// it in for events written without it). Recovery probes of an auth
+	// cooldown are scheduled from it.
+	Since time.Time `json:"since,omitzero"`
 }
 
 // Key returns the pair that cools down.
@@ -273,6 +285,12 @@ func (e Event) Valid() error {
 		ok = e.Shadowed != nil
 	case KindProbeClaimed:
 		ok = e.Probe != nil
+	case KindReplicaHeartbeat:
+		ok = e.Heartbeat != nil && e.Heartbeat.Replica != ""
+	case KindCooldownLifted:
+		ok = e.CooldownLift != nil
+	case KindPolicyChanged:
+		ok = e.Policy != nil && e.Policy.Fingerprint != ""
 	default:
 		return fmt.Errorf("unknown event kind %q", e.Kind)
 	}

@@ -57,6 +57,14 @@ type Outcome struct {
 	// once per request toward the model bench (see Decide). Absent (false)
 	// in events written before it existed.
 	BodyUnsent bool `json:"body_unsent,omitempty"`
+	// Tokens is what the attempt was charged against tokens-per-minute
+	// limits: the usage the upstream reported; 0 when it reported none.
+	Tokens int64 `json:"tokens,omitempty"`
+	// Replica is the events.replica_id of the router that made the
+	// attempt, so every other replica counts it in its rpm/tpm windows
+	// (and the one that made it does not count it twice). Absent in
+	// events written before it existed.
+	Replica string `json:"replica,omitempty"`
 }
 
 // Key returns the pair the outcome happened on.

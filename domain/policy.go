@@ -28,7 +28,9 @@ type CredentialRules struct {
 
 // BanPolicy is the Fail2Ban, bench and cooldown configuration, as plain
 // values.
-// config builds it; Decide reads it; projections never do.
+// config builds it; Decide and the recovery prober read it; projections
+// only keep the latest one announced on the log (policy.changed), never
+// decide with it.
 type BanPolicy struct {
 	// Default is the top-level rule, for a code no rule names.
 	Default Rule
@@ -47,6 +49,9 @@ type BanPolicy struct {
 	MaxEjectionPercent int
 	// Cooldown is the cooldown ladder (the cooldown section).
 	Cooldown CooldownPolicy
+	// Recovery is fail2ban.recovery: when the prober claims probes of
+	// automatic bans.
+	Recovery RecoveryPolicy
 }
 
 // BenchPolicy: Failures failed outcomes of one model within Window, from at

@@ -38,8 +38,8 @@ type fastDecoder struct {
 // The fields of the structs decoded here, as encoding/json names them;
 // keys that match one only case-insensitively are left to encoding/json.
 var (
-	eventFields   = [...]string{"v", "kind", "id", "at", "outcome", "ban", "unban", "cooldown", "bench", "unbench", "settings", "withheld", "shadowed", "probe"}
-	outcomeFields = [...]string{"credential", "model", "status", "class", "latency_ms", "attempt", "request_id", "retry_after_ms", "proxy", "body_unsent"}
+	eventFields   = [...]string{"v", "kind", "id", "at", "outcome", "ban", "unban", "cooldown", "bench", "unbench", "settings", "withheld", "shadowed", "probe", "heartbeat", "policy", "cooldown_lift"}
+	outcomeFields = [...]string{"credential", "model", "status", "class", "latency_ms", "attempt", "request_id", "retry_after_ms", "proxy", "body_unsent", "tokens", "replica"}
 )
 
 func (d *fastDecoder) event(e *domain.Event) bool {
@@ -111,6 +111,10 @@ func (d *fastDecoder) outcome(e *domain.Event) bool {
 			bit, ok = 1<<8, d.bool(&o.Proxy)
 		case "body_unsent":
 			bit, ok = 1<<9, d.bool(&o.BodyUnsent)
+		case "tokens":
+			bit, ok = 1<<10, d.int64(&o.Tokens)
+		case "replica":
+			bit, ok = 1<<11, d.name(&o.Replica)
 		default:
 			ok = d.unknown(key, outcomeFields[:])
 		}

@@ -203,7 +203,8 @@ func randomEvent(rng *rand.Rand) domain.Event {
 		e.Settings = &domain.FallbackSettings{MaxHops: int(num()), TimeBudget: domain.Duration(num())}
 	default:
 		e.Outcome = &domain.Outcome{Credential: pick(), Model: pick(), Status: int(num()), Class: domain.Class(pick()),
-			LatencyMS: num(), Attempt: int(num()), RequestID: pick(), RetryAfterMS: num(), Proxy: rng.IntN(2) == 0}
+			LatencyMS: num(), Attempt: int(num()), RequestID: pick(), RetryAfterMS: num(), Proxy: rng.IntN(2) == 0,
+			Tokens: num(), Replica: pick()}
 		if rng.IntN(2) == 0 {
 			e.Outcome.Class = domain.ClassifyStatus(int(num()))
 		}
@@ -357,6 +358,15 @@ func BenchmarkDecodeOutcome(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := Decode(line); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	replica := []byte(strings.TrimSuffix(canonical, "}}") + `,"tokens":1234,"replica":"router-7.example:8080"}}`)
+	b.Run("fast-replica", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Decode(replica); err != nil {
 				b.Fatal(err)
 			}
 		}

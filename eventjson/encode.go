@@ -31,10 +31,14 @@ func encodeOutcome(e domain.Event) ([]byte, bool) {
 	if e.Kind != domain.KindOutcomeRecorded || o == nil || e.Ban != nil || e.Unban != nil || e.Cooldown != nil ||
 		e.Bench != nil || e.Settings != nil || e.At.Year() < 0 || e.At.Year() > 9999 ||
 		!plainString(e.ID) || !plainString(o.Credential) || !plainString(o.Model) ||
-		!plainString(string(o.Class)) || !plainString(o.RequestID) {
+		!plainString(string(o.Class)) || !plainString(o.RequestID) || !plainString(o.Replica) {
 		return nil, false
 	}
-	b := make([]byte, 0, 224+len(e.ID)+len(o.Credential)+len(o.Model)+len(o.RequestID))
+	size := 224 + len(e.ID) + len(o.Credential) + len(o.Model) + len(o.RequestID)
+	if o.Tokens != 0 || o.Replica != "" {
+		size += 40 + len(o.Replica)
+	}
+	b := make([]byte, 0, size)
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(e.V), 10)
 	b = append(b, `,"kind":"`...)
@@ -71,6 +75,13 @@ func encodeOutcome(e domain.Event) ([]byte, bool) {
 	}
 	if o.BodyUnsent {
 		b = append(b, `,"body_unsent":true`...)
+	}
+	if o.Tokens != 0 {
+		b = append(b, `,"tokens":`...)
+		b = strconv.AppendInt(b, o.Tokens, 10)
+	}
+	if o.Replica != "" {
+		b = appendField(b, "replica", o.Replica)
 	}
 	return append(b, "}}"...), true
 }

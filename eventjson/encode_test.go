@@ -41,7 +41,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 			num := func() int64 { return []int64{0, 1, 429, -5, rng.Int64(), -rng.Int64()}[rng.IntN(6)] }
 			e = domain.Event{Kind: domain.KindOutcomeRecorded, ID: pick(), At: e.At, Outcome: &domain.Outcome{Credential: pick(), Model: pick(),
 				Status: int(num()), Class: domain.Class(pick()), LatencyMS: num(), Attempt: int(num()), RequestID: pick(),
-				RetryAfterMS: num(), Proxy: rng.IntN(2) == 0, BodyUnsent: rng.IntN(2) == 0}}
+				RetryAfterMS: num(), Proxy: rng.IntN(2) == 0, BodyUnsent: rng.IntN(2) == 0, Tokens: num(), Replica: pick()}}
 		}
 		if rng.IntN(4) == 0 {
 			e.At = e.At.In(time.FixedZone("X", 3600*(rng.IntN(25)-12)))
@@ -51,7 +51,8 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	if fast < 3000 {
 		t.Fatalf("the fast path wrote only %d of the generated events", fast)
 	}
-	for _, o := range []domain.Outcome{{}, {Proxy: true}, {BodyUnsent: true}, {Credential: "a", Model: "m", Class: domain.ClassOK, Status: 200}} {
+	for _, o := range []domain.Outcome{{}, {Proxy: true}, {BodyUnsent: true}, {Credential: "a", Model: "m", Class: domain.ClassOK, Status: 200},
+		{Tokens: 42, Replica: "host-1:8080"}, {Replica: "r<&>"}} {
 		check(domain.Event{Kind: domain.KindOutcomeRecorded, At: time.Date(2026, 11, 30, 1, 2, 3, 4000, time.UTC), Outcome: &o})
 	}
 }
@@ -63,6 +64,19 @@ func BenchmarkEncodeOutcome(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := Encode(e); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// An outcome of a cluster replica: the tokens charged and the replica.
+	r := e
+	ro := *e.Outcome
+	ro.Tokens, ro.Replica = 1234, "router-7.example:8080"
+	r.Outcome = &ro
+	b.Run("fast-replica", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := Encode(r); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -91,16 +91,19 @@ func ParseMoment(s string, now time.Time) (time.Time, error) { return domain.Par
 
 // kindNames maps the short names (the subjects' kind tokens) to kinds.
 var kindNames = map[string]domain.Kind{
-	"outcome":  domain.KindOutcomeRecorded,
-	"ban":      domain.KindBanImposed,
-	"unban":    domain.KindBanLifted,
-	"cooldown": domain.KindCooldownStarted,
-	"bench":    domain.KindModelBenched,
-	"unbench":  domain.KindModelUnbenched,
-	"settings": domain.KindFallbackSettingsChanged,
-	"withheld": domain.KindBanWithheld,
-	"shadow":   domain.KindBanShadowed,
-	"probe":    domain.KindProbeClaimed,
+	"outcome":   domain.KindOutcomeRecorded,
+	"ban":       domain.KindBanImposed,
+	"unban":     domain.KindBanLifted,
+	"cooldown":  domain.KindCooldownStarted,
+	"bench":     domain.KindModelBenched,
+	"unbench":   domain.KindModelUnbenched,
+	"settings":  domain.KindFallbackSettingsChanged,
+	"withheld":  domain.KindBanWithheld,
+	"shadow":    domain.KindBanShadowed,
+	"probe":     domain.KindProbeClaimed,
+	"policy":    domain.KindPolicyChanged,
+	"heartbeat": domain.KindReplicaHeartbeat,
+	"uncool":    domain.KindCooldownLifted,
 }
 
 // ParseKinds reads a comma-separated list of kinds, short (ban, outcome)

@@ -88,7 +88,9 @@ const (
 )
 
 // Valid reports whether v is one of the views.
-func (v View) Valid() bool { return v == ViewBans || v == ViewHealth || v == ViewState }
+func (v View) Valid() bool {
+	return v == ViewBans || v == ViewHealth || v == ViewState || v == ViewPolicy
+}
 
 // Renderer renders the router's own answer for a view (bans, health) over a
 // replayed snapshot, as the router served it at moment at: its handlers,
@@ -99,7 +101,8 @@ type Renderer interface {
 
 // PrintView folds l up to at (StateAt, from a checkpoint when there is one)
 // and writes the view as the router served it at that moment: bans and
-// health through r, state as projections' own view.
+// health and policy (which needs the config's own policy) through r, state
+// as projections' own view.
 func PrintView(ctx context.Context, l *Log, r Renderer, at time.Time, view View, w io.Writer) error {
 	if !view.Valid() {
 		return fmt.Errorf("unknown view %q", view)

@@ -9,6 +9,9 @@ import (
 // probeText describes a recovery probe claim: which probe of the ban it
 // is and which replica lets the request through.
 func probeText(p domain.ProbeClaim) string {
-	return "recovery probe " + strconv.Itoa(p.Interval+1) + " claimed by " + p.Replica +
-		": one request may reach the banned pair"
+	what := ": one request may reach the banned pair"
+	if p.Model == domain.AllModels {
+		what = ": one request may use the credential cooling down after a 401"
+	}
+	return "recovery probe " + strconv.Itoa(p.Interval+1) + " claimed by " + p.Replica + what
 }

@@ -79,7 +79,9 @@ func (t *Timeline) Add(ev domain.Event) error {
 	if ev.Kind == domain.KindOutcomeRecorded && ev.Outcome != nil {
 		t.noteFailure(ev)
 	}
-	if !t.keep.Match(ev) {
+	if !t.keep.Match(ev) || (ev.Kind == domain.KindReplicaHeartbeat && !t.keep.Kinds[ev.Kind]) {
+		// Heartbeats, two a minute per replica, are shown only when asked
+		// for by kind (-kind heartbeat).
 		return t.err
 	}
 	if ev.Kind == domain.KindOutcomeRecorded && ev.Outcome != nil && !t.perOutcome {
@@ -190,6 +192,13 @@ func (t *Timeline) line(ev domain.Event) {
 		t.write(ev.At, domain.AllModels, ev.Unbench.Model, "unbenched (admin): routed again on every credential")
 	case ev.Probe != nil:
 		t.write(ev.At, ev.Probe.Credential, ev.Probe.Model, probeText(*ev.Probe))
+	case ev.Heartbeat != nil:
+		t.write(ev.At, "-", "-", heartbeatText(*ev.Heartbeat))
+	case ev.CooldownLift != nil:
+		t.write(ev.At, ev.CooldownLift.Credential, ev.CooldownLift.Model,
+			"auth cooldown lifted (recovery): a probe request with the credential succeeded")
+	case ev.Policy != nil:
+		t.write(ev.At, "-", "-", policyText(*ev.Policy))
 	case ev.Settings != nil:
 		s := ev.Settings
 		t.write(ev.At, "-", "-", fmt.Sprintf("fallback settings changed: max_hops %d, time_budget %s, expose_detail_headers %t",

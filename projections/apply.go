@@ -53,16 +53,27 @@ func apply(s *State, ev domain.Event, ch *Change) *State {
 	case domain.KindBanLifted:
 		ok = s.applyUnban(*ev.Unban, ev.At, ch)
 	case domain.KindCooldownStarted:
-		ok = s.applyCooldown(*ev.Cooldown)
+		cd := *ev.Cooldown
+		if cd.Auth() && cd.Since.IsZero() {
+			cd.Since = ev.At.UTC()
+		}
+		ok = s.applyCooldown(cd)
+	case domain.KindCooldownLifted:
+		ok = s.applyCooldownLift(*ev.CooldownLift)
 	case domain.KindModelBenched:
 		ok = s.applyBench(*ev.Bench)
 	case domain.KindModelUnbenched:
 		ok = s.applyUnbench(*ev.Unbench)
 	case domain.KindProbeClaimed:
 		ok = s.applyProbe(*ev.Probe, ev.At)
+	case domain.KindReplicaHeartbeat:
+		// A replica's sign of life changes no routing state: the replicas
+		// seen are the consumer's view (package replicas), not the fold's.
 	case domain.KindFallbackSettingsChanged:
 		settings := *ev.Settings
 		s.settings = &settings
+	case domain.KindPolicyChanged:
+		ok = s.applyPolicy(ev)
 	case domain.KindBanWithheld:
 		ok = s.applyWithheld(*ev.Withheld)
 	case domain.KindBanShadowed:

@@ -462,6 +462,11 @@ func TestApplyEveryKnownKindFolds(t *testing.T) {
 		domain.KindBanWithheld:             withheld(0, "a", "gpt", domain.Pos{Seq: 1}),
 		domain.KindBanShadowed:             shadowed(0, "s", "a", "gpt", m),
 		domain.KindProbeClaimed:            probeClaim(0, "b", "a", "gpt", 0, "r1"),
+		domain.KindPolicyChanged:           policyChanged(0, 3),
+		domain.KindReplicaHeartbeat: {V: domain.SchemaVersion, Kind: domain.KindReplicaHeartbeat, At: t0,
+			Heartbeat: &domain.Heartbeat{Replica: "r1", Instance: "i1"}},
+		domain.KindCooldownLifted: {V: domain.SchemaVersion, Kind: domain.KindCooldownLifted, At: t0,
+			CooldownLift: &domain.CooldownLift{Credential: "a", Model: domain.AllModels, By: domain.LiftedByRecovery, CooldownID: "c"}},
 	}
 	for _, k := range domain.Kinds {
 		ev, ok := payloads[k]

@@ -28,7 +28,9 @@ type credBlocks struct {
 	wildManual bool
 	// cooldown is the end of the credential's cooldown of every model.
 	cooldown int64
-	pairs    map[string]pairBlocks
+	// probe is the open recovery probe claim of its auth cooldown.
+	probe *domain.ProbeClaim
+	pairs map[string]pairBlocks
 }
 
 type pairBlocks struct {
@@ -60,20 +62,28 @@ func banEnd(b *banRec) (int64, bool) {
 // usable again (on a tie: banned, then cooling down, then benched). Manual
 // says an admin ban is among the holds; Probe is the open recovery probe
 // claim of the pair's automatic ban when nothing else holds the pair (no
-// cooldown, bench or credential-wide ban). It does not allocate.
+// cooldown, bench or credential-wide ban), or of the credential's auth
+// cooldown when only that holds it. It does not allocate.
 func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Block, bool) {
 	var pb pairBlocks
 	t := nanos(now)
 	var manual bool
+	// credProbe is the auth cooldown's claim, while only that cooldown
+	// holds the pair.
+	var credProbe *domain.ProbeClaim
 	if cb := s.index.creds[credential]; cb != nil {
 		var known bool
 		if pb, known = cb.pairs[model]; !known && len(s.index.bench) > 0 {
 			pb.bench = s.index.bench[model]
 		}
 		manual = pb.banManual && (pb.banPerm || pb.ban > t)
-		if wildOn := cb.wildPerm || cb.wild > t; wildOn {
+		wildOn := cb.wildPerm || cb.wild > t
+		if wildOn {
 			manual = manual || cb.wildManual
 			pb.probe = nil
+		}
+		if cb.probe != nil && !wildOn && !pb.banPerm && pb.ban <= t && pb.cooldown <= t && pb.bench <= t {
+			credProbe = cb.probe
 		}
 		if cb.wildPerm || cb.wild > pb.ban {
 			pb.ban, pb.banPerm = cb.wild, cb.wildPerm
@@ -103,8 +113,11 @@ func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Bloc
 		return domain.Block{}, false
 	}
 	b := domain.Block{Reason: reason, Until: fromNanos(until), Manual: manual}
-	if reason == domain.BlockBanned {
+	switch reason {
+	case domain.BlockBanned:
 		b.Probe = pb.probe
+	case domain.BlockCoolingDown:
+		b.Probe = credProbe
 	}
 	return b, true
 }
@@ -142,6 +155,9 @@ func (s *Snapshot) credBlocks(c *credRec) *credBlocks {
 		cb.cooldown = c.cooldown.until
 	}
 	cb.wildManual = c.wild != nil && !probed(c.wild)
+	if r := openCredProbe(c); r != nil {
+		cb.probe = &r.claim
+	}
 	for model, p := range c.pairs {
 		pb := pairBlocks{bench: s.index.bench[model]}
 		pb.ban, pb.banPerm = banEnd(p.ban)

@@ -30,8 +30,10 @@ type checkpointDoc struct {
 	LastEventAt time.Time                `json:"last_event_at"`
 	Skipped     Skipped                  `json:"skipped"`
 	Settings    *domain.FallbackSettings `json:"settings,omitempty"`
-	Credentials []checkpointCred         `json:"credentials"`
-	Models      []checkpointModel        `json:"models"`
+	// Policy is the policy in force (the latest policy.changed).
+	Policy      *PolicyInForce    `json:"policy,omitempty"`
+	Credentials []checkpointCred  `json:"credentials"`
+	Models      []checkpointModel `json:"models"`
 }
 
 type checkpointCred struct {
@@ -39,7 +41,9 @@ type checkpointCred struct {
 	Wildcard *checkpointBan `json:"wildcard,omitempty"`
 	// Cooldown is the credential's cooldown of every model.
 	Cooldown *domain.Cooldown `json:"cooldown,omitempty"`
-	Pairs    []checkpointPair `json:"pairs"`
+	// Probe is the auth cooldown's open recovery probe claim.
+	Probe *checkpointProbe `json:"probe,omitempty"`
+	Pairs []checkpointPair `json:"pairs"`
 }
 
 type checkpointPair struct {
@@ -69,7 +73,7 @@ type checkpointModel struct {
 func (s *State) MarshalCheckpoint() ([]byte, error) {
 	doc := checkpointDoc{
 		Version: CheckpointVersion, Seq: s.pos.Seq, Index: s.pos.Index, LastEventAt: s.lastAt,
-		Skipped: s.skipped, Settings: s.settings,
+		Skipped: s.skipped, Settings: s.settings, Policy: s.policy,
 		Credentials: make([]checkpointCred, 0, len(s.creds)),
 		Models:      make([]checkpointModel, 0, len(s.models)),
 	}
@@ -79,6 +83,9 @@ func (s *State) MarshalCheckpoint() ([]byte, error) {
 		if c.cooldown != nil {
 			cd := c.cooldown.cd
 			cc.Cooldown = &cd
+		}
+		if r := openCredProbe(c); r != nil {
+			cc.Probe = &checkpointProbe{Claim: r.claim, At: r.at}
 		}
 		for _, model := range sortedKeys(c.pairs) {
 			p := c.pairs[model]
@@ -139,6 +146,7 @@ func UnmarshalCheckpoint(data []byte) (*State, error) {
 	s := NewState()
 	s.pos = domain.Pos{Seq: doc.Seq, Index: doc.Index}
 	s.lastAt, s.skipped, s.settings = doc.LastEventAt.UTC(), doc.Skipped, doc.Settings
+	s.policy = restorePolicy(doc.Policy)
 	for _, cc := range doc.Credentials {
 		if err := s.restoreCred(cc); err != nil {
 			return nil, fmt.Errorf("read projection checkpoint: %w", err)
@@ -172,6 +180,7 @@ func (s *State) restoreCred(cc checkpointCred) error {
 	if cc.Cooldown != nil {
 		c.cooldown = newCooldownRec(*cc.Cooldown)
 	}
+	c.probe = cc.Probe.rec()
 	for _, cp := range cc.Pairs {
 		if cp.Model == "" || c.pairs[cp.Model] != nil {
 			return fmt.Errorf("pair %q/%q is empty or repeated", cc.Name, cp.Model)

@@ -31,8 +31,11 @@ type ProbeView struct {
 // next interval: of two claims of one interval the first folded wins, so
 // every replica sees the same claimer. Any other claim changes nothing.
 func (s *State) applyProbe(pc domain.ProbeClaim, at time.Time) bool {
-	if pc.Credential == "" || pc.Model == "" || pc.Model == domain.AllModels || pc.BanID == "" || pc.Interval < 0 {
+	if pc.Credential == "" || pc.Model == "" || pc.BanID == "" || pc.Interval < 0 {
 		return false
+	}
+	if pc.Model == domain.AllModels {
+		return s.applyCredProbe(pc, at)
 	}
 	c := s.creds[pc.Credential]
 	if c == nil {
@@ -43,9 +46,16 @@ func (s *State) applyProbe(pc domain.ProbeClaim, at time.Time) bool {
 		return true
 	}
 	p.probe = &probeRec{claim: pc, at: at.UTC()}
+	s.claims++
 	s.touchPair(p)
 	return true
 }
+
+// ClaimsFolded counts the probe claims the fold kept up to the snapshot
+// (since the process began folding): a pick that did not look at every
+// candidate's claims (the fallback group, while a primary serves) looks
+// again only when it changed.
+func (s *Snapshot) ClaimsFolded() uint64 { return s.claims }
 
 // probed reports whether a ban gets recovery probes: an automatic one.
 func probed(b *banRec) bool { return b != nil && b.ban.Origin != domain.OriginAdmin }
@@ -87,32 +97,56 @@ func (s *Snapshot) DueProbes(now time.Time, pol domain.RecoveryPolicy, replica s
 	if !pol.On() {
 		return nil
 	}
-	t := nanos(now)
 	var out []domain.Event
 	for _, c := range s.creds {
-		if c.wild.activeAt(t) {
-			continue
+		if ev, ok := dueCredProbe(c, now, pol, replica); ok {
+			out = append(out, ev)
 		}
-		for model, p := range c.pairs {
-			if !probed(p.ban) || !p.ban.activeAt(t) || (p.cooldown != nil && p.cooldown.until > t) {
-				continue
+		for _, p := range c.pairs {
+			if ev, ok := duePairProbe(c, p, s.models, now, pol, replica); ok {
+				out = append(out, ev)
 			}
-			if m := s.models[model]; m != nil && m.bench != nil && m.bench.until > t {
-				continue
-			}
-			if now.Before(probeDue(p, pol)) {
-				continue
-			}
-			n := nextInterval(p)
-			out = append(out, domain.Event{
-				V: domain.SchemaVersion, Kind: domain.KindProbeClaimed,
-				ID: domain.ProbeClaimID(p.ban.id, n), At: now.UTC(),
-				Probe: &domain.ProbeClaim{Credential: c.name, Model: model, BanID: p.ban.id, Interval: n, Replica: replica},
-			})
 		}
 	}
 	slices.SortFunc(out, func(x, y domain.Event) int { return x.Probe.Key().Compare(y.Probe.Key()) })
 	return out
+}
+
+// DueProbe is DueProbes for the one pair k, read from the writer's state:
+// the claim of its automatic ban due at now, if one is. A what-if run
+// uses it to probe on the proposed policy's schedule.
+func (s *State) DueProbe(k domain.Key, now time.Time, pol domain.RecoveryPolicy, replica string) (domain.Event, bool) {
+	c := s.creds[k.Credential]
+	if c == nil || !pol.On() {
+		return domain.Event{}, false
+	}
+	p := c.pairs[k.Model]
+	if p == nil {
+		return domain.Event{}, false
+	}
+	return duePairProbe(c, p, s.models, now, pol, replica)
+}
+
+// duePairProbe is the claim of the pair's automatic ban due at now: the
+// ban is active, neither the credential's wildcard ban, a cooldown nor a
+// bench holds the pair too, and the next probe is due.
+func duePairProbe(c *credRec, p *pairRec, models map[string]*modelRec, now time.Time, pol domain.RecoveryPolicy, replica string) (domain.Event, bool) {
+	t := nanos(now)
+	if c.wild.activeAt(t) || !probed(p.ban) || !p.ban.activeAt(t) || (p.cooldown != nil && p.cooldown.until > t) {
+		return domain.Event{}, false
+	}
+	if m := models[p.model]; m != nil && m.bench != nil && m.bench.until > t {
+		return domain.Event{}, false
+	}
+	if now.Before(probeDue(p, pol)) {
+		return domain.Event{}, false
+	}
+	n := nextInterval(p)
+	return domain.Event{
+		V: domain.SchemaVersion, Kind: domain.KindProbeClaimed,
+		ID: domain.ProbeClaimID(p.ban.id, n), At: now.UTC(),
+		Probe: &domain.ProbeClaim{Credential: c.name, Model: p.model, BanID: p.ban.id, Interval: n, Replica: replica},
+	}, true
 }
 
 // RecoveryLift returns the ban.lifted (by recovery) event a successful
@@ -120,7 +154,10 @@ func (s *Snapshot) DueProbes(now time.Time, pol domain.RecoveryPolicy, replica s
 // active at the outcome's time (a recovery probe, or a panic-routed
 // request): the success is the evidence that the pair is healthy again.
 // Its id is domain.RecoveryID of the ban, so every replica deciding it
-// publishes the same one. Call it right after the outcome was folded.
+// publishes the same one. Without such a ban, a success on a credential
+// whose auth cooldown has an open probe claim calls for the cooldown's
+// cooldown.lifted instead (authprobe.go). Call it right after the outcome
+// was folded.
 func (s *State) RecoveryLift(ev domain.Event) (domain.Event, bool) {
 	if ev.Kind != domain.KindOutcomeRecorded || ev.Outcome == nil || !ev.Outcome.Success() {
 		return domain.Event{}, false
@@ -132,7 +169,7 @@ func (s *State) RecoveryLift(ev domain.Event) (domain.Event, bool) {
 	}
 	p := c.pairs[o.Model]
 	if p == nil || !probed(p.ban) || p.ban.id == "" || !p.ban.activeAt(nanos(ev.At)) {
-		return domain.Event{}, false
+		return s.cooldownLift(ev)
 	}
 	return domain.Event{
 		V: domain.SchemaVersion, Kind: domain.KindBanLifted,

@@ -15,11 +15,14 @@ type Snapshot struct {
 	lastAt   time.Time
 	skipped  Skipped
 	settings *domain.FallbackSettings
+	policy   *PolicyInForce
 	// creds and models hold frozen records: copies made when the snapshot
 	// was built, or records shared with an earlier snapshot.
 	creds  map[string]*credRec
 	models map[string]*modelRec
 	index  blockIndex
+	// claims is State.claims when the snapshot was built.
+	claims uint64
 }
 
 // Seq is the stream sequence of the last event the snapshot reflects.
@@ -49,7 +52,7 @@ func (s *State) Snapshot() *Snapshot {
 	n := s.header()
 	n.creds = make(map[string]*credRec, len(s.creds))
 	for name, c := range s.creds {
-		fc := &credRec{name: name, wild: c.wild, cooldown: c.cooldown, pairs: make(map[string]*pairRec, len(c.pairs))}
+		fc := &credRec{name: name, wild: c.wild, cooldown: c.cooldown, probe: c.probe, pairs: make(map[string]*pairRec, len(c.pairs))}
 		for model, p := range c.pairs {
 			fc.pairs[model] = p.frozen()
 		}
@@ -98,10 +101,10 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]bool {
 		if fc := fresh[name]; fc != nil {
 			return fc
 		}
-		fc := &credRec{name: name, wild: s.creds[name].wild, cooldown: s.creds[name].cooldown}
+		fc := &credRec{name: name, wild: s.creds[name].wild, cooldown: s.creds[name].cooldown, probe: s.creds[name].probe}
 		if old := prev.creds[name]; old != nil {
 			fc.pairs = maps.Clone(old.pairs)
-			if old.wild != fc.wild || old.cooldown != fc.cooldown {
+			if old.wild != fc.wild || old.cooldown != fc.cooldown || old.probe != fc.probe {
 				reindex[name] = true
 			}
 		} else {
@@ -152,7 +155,7 @@ func (s *State) publishModels(prev, n *Snapshot) bool {
 }
 
 func (s *State) header() *Snapshot {
-	return &Snapshot{pos: s.pos, lastAt: s.lastAt, skipped: s.skipped, settings: s.settings}
+	return &Snapshot{pos: s.pos, lastAt: s.lastAt, skipped: s.skipped, settings: s.settings, policy: s.policy, claims: s.claims}
 }
 
 func (s *State) clearDirty() {

@@ -31,13 +31,18 @@ type State struct {
 	creds    map[string]*credRec
 	models   map[string]*modelRec
 	settings *domain.FallbackSettings
-	pos      domain.Pos
-	lastAt   time.Time
-	skipped  Skipped
+	// policy is the latest policy.changed (policy.go); nil before one.
+	policy  *PolicyInForce
+	pos     domain.Pos
+	lastAt  time.Time
+	skipped Skipped
 	// pairsOf indexes the pair records by model and credential, for the
 	// ejection cap's count of a model's pairs (modelBans); derived from
 	// creds, kept by pair and dropQuiet.
 	pairsOf map[string]map[*credRec]*pairRec
+	// claims counts the probe claims folded and kept (ClaimsFolded);
+	// not part of what a checkpoint keeps.
+	claims uint64
 
 	// Records changed since the last incremental publish (see publish).
 	// Not part of what the log determines.
@@ -52,8 +57,11 @@ type credRec struct {
 	name     string
 	wild     *banRec
 	cooldown *cooldownRec
-	pairs    map[string]*pairRec
-	dirty    bool
+	// probe is the latest recovery probe claim of the auth cooldown
+	// (authprobe.go); it counts only while its cooldown is the current one.
+	probe *probeRec
+	pairs map[string]*pairRec
+	dirty bool
 }
 
 // pairRec is one credential+model pair.

@@ -28,7 +28,10 @@ type StateView struct {
 	ModelFailures map[string][]domain.ModelFailure `json:"model_failures"`
 	// Settings are the runtime failover settings, null when never changed.
 	Settings *domain.FallbackSettings `json:"settings"`
-	Skipped  Skipped                  `json:"skipped"`
+	// Policy is the ban policy in force (the latest policy.changed),
+	// absent before one.
+	Policy  *PolicyInForce `json:"policy,omitempty"`
+	Skipped Skipped        `json:"skipped"`
 }
 
 // StateView renders the whole snapshot at now.
@@ -58,5 +61,6 @@ func (s *Snapshot) StateView(now time.Time) StateView {
 	if set, ok := s.Settings(); ok {
 		v.Settings = &set
 	}
+	v.Policy = s.policy
 	return v
 }

@@ -33,10 +33,15 @@ const (
 )
 
 // divert records ev, an outcome about to be folded, when the proposed
-// state had its pair out of rotation by a ban or bench of its own.
+// state had its pair out of rotation by a ban or bench of its own, unless
+// the proposed policy had a recovery probe of the pair due then: the
+// proposed router would have sent it as that probe (recovery.go).
 func (r *Run) divert(ev domain.Event) {
 	o := ev.Outcome
 	t := ev.At
+	if _, probe := r.proposed.state.DueProbe(o.Key(), t, r.opt.Policy.Recovery, whatifReplica); probe {
+		return
+	}
 	f := r.proposed.state.Facts(ev)
 	by := ""
 	switch {

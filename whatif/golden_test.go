@@ -40,7 +40,8 @@ func scenario(t *testing.T) []domain.Event {
 // Over the recorded scenario, each policy file gives its golden answer
 // (JSON and text): the recorded policy changes nothing, a stricter rule
 // bans earlier and longer, the same rule as a shadow rule (enforce: false)
-// bans nothing, a laxer one removes the bans.
+// bans nothing, the stricter rule under an ejection cap the pool cannot
+// afford bans nothing either, a laxer one removes the bans.
 func TestWhatifGolden(t *testing.T) {
 	evs := scenario(t)
 	for _, tc := range []struct {
@@ -60,6 +61,11 @@ func TestWhatifGolden(t *testing.T) {
 		{"stricter", func(t *testing.T, res Result) {
 			if len(res.Diff.Changed)+len(res.Diff.Added) == 0 || res.Proposed.PairMinutes <= res.Actual.PairMinutes || len(res.Diverted) == 0 {
 				t.Errorf("a stricter rule adds no ban time: %+v", res.Diff)
+			}
+		}},
+		{"capped", func(t *testing.T, res Result) {
+			if len(res.Diff.Removed) != 2 || len(res.Proposed.Bans) != 0 || len(res.Diverted) != 0 {
+				t.Errorf("an ejection cap lets bans through: %+v", res.Diff)
 			}
 		}},
 		{"laxer", func(t *testing.T, res Result) {

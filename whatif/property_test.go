@@ -13,10 +13,15 @@ import (
 var t0 = time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
 
 // recorder writes a log as the router does: every outcome is folded and
-// decided on under the policy at once, its decisions stored right after
-// it, and a ban past its until is recorded as lifted (by expiry) before
-// the next event, as the expiry sweep does. Admin bans and unbans are
-// stored as they come.
+// decided on at once under the policy in force (the latest policy.changed
+// folded, else the recorder's own), its decisions stored right after it,
+// and a ban past its until is recorded as lifted (by expiry) before the
+// next event, as the expiry sweep does. With recovery probes on, an
+// outcome on a pair whose probe is due is that probe: its claim is stored
+// before it and, when it succeeded, the lift by recovery after its
+// decisions (the decision engine's decideRecovery); the recorder routes no
+// request by panic. Admin bans and unbans and policy changes are stored as
+// they come.
 type recorder struct {
 	policy domain.BanPolicy
 	state  *projections.State
@@ -42,14 +47,34 @@ func (r *recorder) record(ev domain.Event) {
 	for _, lift := range r.state.ExpiredBans(ev.At) {
 		r.store(lift)
 	}
+	probe := false
+	if ev.Kind == domain.KindOutcomeRecorded {
+		if claim, ok := r.state.DueProbe(ev.Outcome.Key(), ev.At, r.policyInForce().Recovery, "r1"); ok {
+			r.store(claim)
+			probe = true
+		}
+	}
 	r.store(ev)
 	if ev.Kind != domain.KindOutcomeRecorded {
 		return
 	}
 	stored := r.log[len(r.log)-1]
-	for _, d := range domain.Decide(r.policy, stored, r.state.Facts(stored)) {
+	decided := domain.Decide(r.policyInForce(), stored, r.state.Facts(stored))
+	lift, lifted := r.state.RecoveryLift(stored)
+	for _, d := range decided {
 		r.store(d)
 	}
+	if lifted && probe {
+		r.store(lift)
+	}
+}
+
+// policyInForce is the latest policy.changed folded, else the recorder's.
+func (r *recorder) policyInForce() domain.BanPolicy {
+	if in := r.state.Policy(); in != nil {
+		return in.Ban
+	}
+	return r.policy
 }
 
 var (
@@ -78,11 +103,17 @@ func genPolicy(t *rapid.T) domain.BanPolicy {
 	if rapid.Bool().Draw(t, "bench") {
 		p.Bench = domain.BenchPolicy{Failures: rapid.IntRange(2, 4).Draw(t, "bench failures"), Window: time.Minute, Duration: 2 * time.Minute}
 	}
+	if rapid.Bool().Draw(t, "recovery") {
+		p.Recovery = domain.RecoveryPolicy{ProbeAfter: rapid.SampledFrom([]time.Duration{time.Minute, 3 * time.Minute}).Draw(t, "probe after"),
+			ProbeMax: 10 * time.Minute}
+	}
 	return p
 }
 
-// genInput draws the traffic and the admin actions of a log, in time order.
-func genInput(t *rapid.T) []domain.Event {
+// genInput draws the traffic and the admin actions of a log, in time
+// order, with announcements of announced (a replica restarting with it)
+// when it is set.
+func genInput(t *rapid.T, announced *domain.BanPolicy) []domain.Event {
 	n := rapid.IntRange(1, 120).Draw(t, "n")
 	at := t0
 	out := make([]domain.Event, 0, n)
@@ -90,6 +121,13 @@ func genInput(t *rapid.T) []domain.Event {
 		at = at.Add(time.Duration(rapid.IntRange(0, 90).Draw(t, "gap s")) * time.Second)
 		ev := domain.Event{V: domain.SchemaVersion, At: at}
 		switch rapid.IntRange(0, 9).Draw(t, "what") {
+		case 2:
+			if announced == nil {
+				continue
+			}
+			ev.Kind, ev.ID = domain.KindPolicyChanged, "policy/"+at.Format(time.RFC3339)
+			change := domain.NewPolicyChange(*announced, "r1")
+			ev.Policy = &change
 		case 0:
 			d := genDur.Draw(t, "admin ban")
 			ev.Kind, ev.ID = domain.KindBanImposed, "admin/"+at.Format(time.RFC3339)
@@ -123,7 +161,7 @@ func TestTheRecordedPolicyGivesAnEmptyDiff(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		policy := genPolicy(t)
 		rec := newRecorder(policy)
-		for _, ev := range genInput(t) {
+		for _, ev := range genInput(t, &policy) {
 			rec.record(ev)
 		}
 		res := runLog(t, Options{Policy: policy}, rec.log)

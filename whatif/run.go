@@ -15,7 +15,9 @@
 // Retry-After is a fact, recorded in its outcome, that Decide honours in
 // both runs; the cooldown event is how the policy acts on it, and the
 // rate-limit ladder and auth cooldowns are policy outright), model
-// benches, withheld and shadow bans. Outcomes are replayed as recorded:
+// benches, withheld and shadow bans, probe claims and lifts by recovery
+// (decided again from the recorded successes, see recovery.go). Outcomes
+// are replayed as recorded:
 // what an upstream would have answered to traffic sent elsewhere is not
 // invented.
 //
@@ -32,7 +34,7 @@ import (
 )
 
 // Assumption is what every answer states beside its numbers.
-const Assumption = "outcomes are replayed as recorded; what an upstream would have answered to traffic sent elsewhere is not invented"
+const Assumption = "outcomes are replayed as recorded; what an upstream would have answered to traffic sent elsewhere is not invented; " + RecoveryAssumption
 
 // Options configure a Run.
 type Options struct {
@@ -126,21 +128,31 @@ func (r *Run) Add(ev domain.Event) {
 			r.last = ev.At.UTC()
 		}
 	}
+	panicked := inWindow && r.panicLift(ev) // read before the actual run folds it
 	r.actual.apply(ev, ev.Kind == domain.KindModelBenched)
 	if !inWindow {
 		r.proposed.apply(ev, ev.Kind == domain.KindModelBenched)
 		return
 	}
 	if policyDecision(ev) {
+		if panicked {
+			r.liftAsRecorded(ev)
+		}
 		return
 	}
 	r.proposed.sweep(ev.At)
+	probe := ev.Kind == domain.KindOutcomeRecorded && r.claimProbe(ev)
 	r.proposed.apply(ev, false)
 	if ev.Kind != domain.KindOutcomeRecorded {
 		return
 	}
-	for _, d := range domain.Decide(r.opt.Policy, ev, r.proposed.state.Facts(ev)) {
+	decided := domain.Decide(r.opt.Policy, ev, r.proposed.state.Facts(ev))
+	lift, lifted := r.recovery(ev, probe) // decided on the same state, as the router does
+	for _, d := range decided {
 		r.proposed.apply(d, d.Kind == domain.KindModelBenched)
+	}
+	if lifted {
+		r.proposed.apply(lift, false)
 	}
 }
 
@@ -163,14 +175,19 @@ func (f *fold) sweep(t time.Time) {
 // automatic ban, the expiry of a ban (the proposed run sweeps its own), a
 // cooldown (the Retry-After it honours is in the recorded outcome, and
 // Decide honours it again; ladder and auth cooldowns are the policy's),
-// a bench, a ban the ejection cap withheld or a shadow rule's ban.
+// a bench, a ban the ejection cap withheld or a shadow rule's ban; and a
+// recorded policy.changed, since the proposed run decides under the
+// proposed policy throughout (the actual run folds it as recorded); and
+// recovery: probe claims and lifts by recovery, which the proposed run
+// decides again (recovery.go).
 func policyDecision(ev domain.Event) bool {
 	switch ev.Kind {
 	case domain.KindBanImposed:
 		return ev.Ban != nil && ev.Ban.Origin != domain.OriginAdmin
 	case domain.KindBanLifted:
-		return ev.Unban != nil && ev.Unban.By == domain.LiftedByExpiry
-	case domain.KindCooldownStarted, domain.KindModelBenched, domain.KindBanWithheld, domain.KindBanShadowed:
+		return ev.Unban != nil && (ev.Unban.By == domain.LiftedByExpiry || ev.Unban.By == domain.LiftedByRecovery)
+	case domain.KindCooldownStarted, domain.KindModelBenched, domain.KindBanWithheld, domain.KindBanShadowed,
+		domain.KindPolicyChanged, domain.KindProbeClaimed, domain.KindCooldownLifted:
 		return true
 	}
 	return false

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -227,10 +228,15 @@ func (c *natsCluster) streamLeader() int {
 // cluster's events stream with three replicas, on file storage.
 func clusterConfig(t testing.TB, c *natsCluster, extra string, ups ...*upstream) *config.Config {
 	t.Helper()
-	events := fmt.Sprintf("events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 3\n  max_bytes: 64MiB\n",
-		filepath.Join(t.TempDir(), "unused"), c.URLs())
+	// Every replica its own id: the default, <host>:<server.port>, is one
+	// for all of them here (one host, one configured port).
+	events := fmt.Sprintf("events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 3\n  max_bytes: 64MiB\n  replica_id: test-%d\n",
+		filepath.Join(t.TempDir(), "unused"), c.URLs(), replicaSerial.Add(1))
 	return buildConfig(t, events, extra, ups...)
 }
+
+// replicaSerial numbers the replicas clusterConfig makes.
+var replicaSerial atomic.Int64
 
 // startReplica is start for one of several replicas: its log lines carry
 // its name.
@@ -246,6 +252,13 @@ func startReplicaLogging(t testing.TB, cfg *config.Config, logger hclog.Logger) 
 	if err != nil {
 		t.Fatalf("start replica %s: %v", name, err)
 	}
+	return serveStarted(t, rt)
+}
+
+// serveStarted serves a started router on a free 127.0.0.1 port until the
+// test ends.
+func serveStarted(t testing.TB, rt *router) *running {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = rt.close()

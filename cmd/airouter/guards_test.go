@@ -258,13 +258,16 @@ func chatUntilCalled(t *testing.T, r *running, u *upstream, n int64) {
 	}
 }
 
-// `replay` tells what the guards did as it happened: a ladder cooldown, a
-// shadow ban, a ban and the ban the ejection cap withheld.
+// `replay` tells what the guards did as it happened, from one log holding
+// all four: a ladder cooldown, a shadow ban, a ban and the ban the
+// ejection cap withheld, then the ban's recovery probe and its lift by
+// recovery.
 func TestReplayShowsTheGuards(t *testing.T) {
 	a, b := newUpstream(t, 200), newUpstream(t, 200)
 	clock := clockwork.NewFakeClock()
 	extra := "fail2ban:\n  error_codes: [400, 503]\n  max_ejection_percent: 50\n  error_code_rules:\n" +
 		"    - code: 400\n      max_attempts: 2\n      ban_duration: 5m\n      enforce: false\n" +
+		"  recovery:\n    probe_after: 1m\n" +
 		"cooldown:\n  rate_limit_base: 1s\nmodel_bench:\n  failures: 0\n"
 	path, cfg := replayConfig(t, eventsAt(tempStore(t), "file", ""), extra, a, b)
 	r := startReady(t, cfg, clock)
@@ -281,6 +284,19 @@ func TestReplayShowsTheGuards(t *testing.T) {
 		chat(t, r)
 		settle(t, r)
 	}
+	held := banned(r, clock)
+	if len(held) != 1 {
+		t.Fatalf("banned %v, want one pair (the other withheld)", held)
+	}
+	cred := strings.TrimSuffix(held[0], "/gpt-test")
+	a.status.Store(200)
+	b.status.Store(200)
+	clock.Advance(time.Minute)
+	waitClaim(t, r, clock, cred, 0)
+	if st, _, body := chat(t, r); st != 200 {
+		t.Fatalf("the probing request: %d %s", st, body)
+	}
+	testkit.Eventually(t, "the ban lifted by recovery", func() bool { _, b := isBlocked(r, clock, cred); return !b })
 	r.stop()
 	timeline, stderr, err := runCmd(t, "replay", "-config", path)
 	if err != nil {
@@ -293,6 +309,8 @@ func TestReplayShowsTheGuards(t *testing.T) {
 		", rule 400: max_attempts 2, ban 5m, until ",
 		"  gpt-test  banned (fail2ban) 3 x 503",
 		"  gpt-test  ban withheld by the ejection cap (1 of 2 pairs of the model banned, cap 50%): rule ",
+		cred + "  gpt-test  recovery probe 1 claimed by ",
+		cred + "  gpt-test  unbanned (recovery): a request to it succeeded",
 	} {
 		if !strings.Contains(timeline, want) {
 			t.Errorf("the timeline does not say %q:\n%s", want, timeline)

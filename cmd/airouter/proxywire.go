@@ -1,15 +1,15 @@
 package main
 
 import (
+	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/transport/proxy"
 )
 
-// proxyDeps turns the config into the proxy's plain values, with the
-// router's clock. Outcomes go to the log through its non-blocking Publish,
+// proxyDeps turns cfg (the router's, or a reloaded one) into the proxy's
+// plain values, with the router's clock. Outcomes go to the log through its non-blocking Publish,
 // stamped with the time they were recorded by that clock.
-func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics proxy.Metrics) proxy.Deps {
-	cfg := rt.cfg
+func (rt *router) proxyDeps(cfg *config.Config, settings func() domain.FallbackSettings, metrics proxy.Metrics) proxy.Deps {
 	d := proxy.Deps{
 		Aliases:        cfg.ModelAlias,
 		MasterKey:      cfg.Server.MasterKey,
@@ -20,7 +20,7 @@ func (rt *router) proxyDeps(settings func() domain.FallbackSettings, metrics pro
 		Gate:           func() proxy.Gate { return rt.live.Load() },
 		Settings:       settings,
 		Record:         rt.record,
-		Watched:        cfg.BanPolicy().Watched,
+		Watched:        rt.watched,
 		Metrics:        metrics,
 		Logger:         rt.logger.Named("proxy"),
 		Clock:          rt.clock,

@@ -25,7 +25,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: airouter replay (-config FILE | -nats URL | -file F) [filters] [-format text|jsonl]")
-		fmt.Fprintln(stderr, "       airouter replay (-config FILE | -nats URL | -file F) -at T -view bans|health|state")
+		fmt.Fprintln(stderr, "       airouter replay (-config FILE | -nats URL | -file F) -at T -view bans|health|state|policy")
 		fs.PrintDefaults()
 	}
 	var sf sourceFlags
@@ -34,7 +34,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ff.register(fs, true, true)
 	format := fs.String("format", "text", "`text` for a timeline, jsonl for one event a line (the export format)")
 	at := fs.String("at", "", "print a view as the router served it at `T` (RFC 3339, or a duration back from now)")
-	view := fs.String("view", "", "the view -at prints: `bans` (/api/bans), health (/health) or state (everything the log determines); default health")
+	view := fs.String("view", "", "the view -at prints: `bans` (/api/bans), health (/health), state (everything the log determines) or policy (the ban policy in force, as JSON); default health")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (r replayRun) view(ctx context.Context, at, view string) error {
 		v = incident.ViewHealth
 	}
 	if !v.Valid() {
-		return fmt.Errorf("-view %q: want bans, health or state", view)
+		return fmt.Errorf("-view %q: want bans, health, state or policy", view)
 	}
 	src, err := openSource(ctx, r.sf, r.cfg, r.logger, r.stderr)
 	if err != nil {

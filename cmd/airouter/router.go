@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -17,6 +18,7 @@ import (
 	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/decisions"
 	"github.com/airouter/airouter/projections"
+	"github.com/airouter/airouter/replicas"
 	"github.com/airouter/airouter/transport/eventlog"
 	"github.com/airouter/airouter/transport/proxy"
 	"github.com/airouter/airouter/transport/tracing"
@@ -35,12 +37,24 @@ type router struct {
 	engine *decisions.Engine
 	// prober claims recovery probes (recovery.go); replica names this
 	// process in the claims.
-	prober  *decisions.Prober
-	replica string
-	proxy   *proxy.Proxy
+	prober *decisions.Prober
+	// replica is this router's events.replica_id, on its outcomes,
+	// heartbeats and probe claims; instance is random per process, on its
+	// heartbeats; tracker folds the replicas' heartbeats (replicas.go).
+	replica  string
+	instance string
+	tracker  *replicas.Tracker
+	beater   *replicas.Beater
+	// own is this replica's own ban policy (policy.go): its file's, which
+	// decides until a policy.changed is on the log.
+	own   atomic.Pointer[ownPolicy]
+	proxy *proxy.Proxy
 	// tracer is nil while tracing is off (config otel).
 	tracer *tracing.Tracer
 	admin  *adminapi.API
+	// reload applies the config file again on SIGHUP and POST
+	// /api/reload (reload.go).
+	reload *reloader
 	stop   func() // stops the consumer
 	cancel context.CancelFunc
 	ckpt   *decisions.Checkpointer
@@ -72,7 +86,10 @@ func startRouterOn(ctx context.Context, cfg *config.Config, logger hclog.Logger,
 	if err != nil {
 		return nil, fmt.Errorf("start the event log: %w", err)
 	}
-	rt := &router{cfg: cfg, logger: logger, log: lg, clock: clock, replica: newReplicaID()}
+	rt := &router{cfg: cfg, logger: logger, log: lg, clock: clock, replica: cfg.ReplicaName(),
+		instance: replicas.NewInstance()}
+	rt.tracker = replicas.NewTracker(rt.replica, rt.instance, logger.Named("replicas"))
+	rt.setOwnPolicy(cfg.BanPolicy())
 	if err := rt.restoreProjections(ctx); err != nil {
 		_ = lg.Close(context.Background())
 		return nil, err
@@ -84,6 +101,11 @@ func startRouterOn(ctx context.Context, cfg *config.Config, logger hclog.Logger,
 	if err := rt.follow(ctx); err != nil {
 		rt.close()
 		return nil, err
+	}
+	if err := rt.announcePolicy(ctx, cfg.BanPolicy()); err != nil {
+		// The router still routes and decides, under the policy in force;
+		// a later start or reload announces its own again.
+		logger.Error("announcing the ban policy failed; deciding under the policy in force", "error", err)
 	}
 	rt.proxy.Start(context.Background())
 	logger.Info("projections rebuilt", "applied_seq", rt.live.Load().Seq(),
@@ -145,9 +167,9 @@ func (rt *router) installEngine() error {
 		Log:         rt.log,
 		Snapshot:    rt.live.Load,
 		Clock:       rt.clock,
-		Policy:      rt.cfg.BanPolicy(),
+		Policy:      rt.own.Load().ban,
 		BootSeq:     rt.bootSeq,
-		Observe:     rt.admin.Observe,
+		Observe:     rt.observe,
 		Checkpoints: rt.ckpt,
 		Logger:      rt.logger.Named("policy"),
 	}
@@ -200,6 +222,7 @@ func (rt *router) follow(ctx context.Context) error {
 		return fmt.Errorf("replay the log up to sequence %d: %w", last, err)
 	}
 	rt.engine.Start(runCtx)
+	rt.startBeater(runCtx)
 	if err := rt.startProber(runCtx); err != nil {
 		stop()
 		cancel()
@@ -245,6 +268,7 @@ func (rt *router) handler() http.Handler {
 	r := mux.NewRouter()
 	rt.admin.Register(r)
 	rt.admin.RegisterEvents(r, adminapi.EventsOptions{Log: eventsLog{rt.log}, Clock: rt.clock})
+	rt.admin.RegisterReload(r, rt.reload.serveHTTP)
 	r.NotFoundHandler = http.HandlerFunc(proxy.NotFound)
 	r.MethodNotAllowedHandler = http.HandlerFunc(proxy.NotFound)
 	api := rt.proxy.Handler()
@@ -276,6 +300,9 @@ func (rt *router) close() error {
 		}
 		if rt.prober != nil {
 			rt.prober.Wait()
+		}
+		if rt.beater != nil {
+			rt.beater.Stop()
 		}
 		var errs []error
 		if rt.ckpt != nil {

@@ -38,7 +38,11 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return fmt.Errorf("listen on port %d: %w", cfg.Server.Port, err)
 	}
 	return serveProcess(ctx, cfg.Server, logger, ln, func(ctx context.Context) (*router, error) {
-		return startRouter(ctx, cfg, logger)
+		rt, err := startRouter(ctx, cfg, logger)
+		if err == nil {
+			rt.reload.watch(ctx, *path) // SIGHUP and POST /api/reload re-read it
+		}
+		return rt, err
 	})
 }
 

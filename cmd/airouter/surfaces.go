@@ -24,6 +24,8 @@ func (rt *router) buildSurfaces() error {
 	ad.WaitFor = rt.live.WaitFor
 	ad.Publish = rt.log.PublishControl
 	ad.LogStatus = rt.logStatus
+	ad.Watched = rt.watched
+	ad.FilePolicy = rt.ownFingerprint
 	admin, err := adminapi.New(ad)
 	if err != nil {
 		return err
@@ -31,7 +33,7 @@ func (rt *router) buildSurfaces() error {
 	if err := rt.startTracing(context.Background(), admin.Registry()); err != nil {
 		return err
 	}
-	pd := rt.proxyDeps(admin.Settings, admin.Metrics())
+	pd := rt.proxyDeps(rt.cfg, admin.Settings, admin.Metrics())
 	if rt.tracer != nil {
 		pd.Tracer = rt.tracer
 	}
@@ -41,6 +43,11 @@ func (rt *router) buildSurfaces() error {
 		return err
 	}
 	admin.SetTraffic(p)
+	rt.admin = admin
+	if rt.reload, err = rt.newReloader(); err != nil {
+		rt.stopTracing()
+		return err
+	}
 	admin.SetHistory(newLogHistory(rt.log), adminapi.PastLimits{})
 	rt.admin, rt.proxy = admin, p
 	return nil
@@ -108,6 +115,7 @@ func (rt *router) logStatus() adminapi.LogStatus {
 		MissingEvents:  rt.damage.Missing,
 		MissingFromSeq: rt.damage.FromSeq,
 	}
+	rt.replicasStatus(&ls)
 	ctx, cancel := context.WithTimeout(context.Background(), defaultStatusTimeout)
 	defer cancel()
 	if last, err := rt.log.LastSeq(ctx); err == nil {

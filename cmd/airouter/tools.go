@@ -82,6 +82,14 @@ var viewPaths = map[incident.View]string{
 }
 
 func (v adminViews) Render(snap *projections.Snapshot, at time.Time, view incident.View) ([]byte, error) {
+	if view == incident.ViewPolicy {
+		var own *domain.BanPolicy
+		if v.cfg != nil {
+			p := v.cfg.BanPolicy()
+			own = &p
+		}
+		return incident.PolicyView(snap, at, own)
+	}
 	path, ok := viewPaths[view]
 	if !ok {
 		return nil, fmt.Errorf("the admin API serves no %s view", view)

@@ -52,7 +52,7 @@ func (c *conn) saveCheckpoint(ctx context.Context, seq uint64, data []byte) erro
 
 // loadCheckpoint returns the latest checkpoint (Log.LoadCheckpoint).
 func (c *conn) loadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok bool, err error) {
-	m, err := c.cur().ckpts.GetLastMsgForSubject(ctx, CheckpointsSubject)
+	m, err := c.lastCheckpointMsg(ctx)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil, false, nil
 	}
@@ -65,6 +65,19 @@ func (c *conn) loadCheckpoint(ctx context.Context) (seq uint64, data []byte, ok 
 		return 0, nil, false, fmt.Errorf("load checkpoint (stream seq %d): bad %s header %q", m.Sequence, CheckpointSeqHeader, h)
 	}
 	return seq, m.Data, true, nil
+}
+
+// lastCheckpointMsg reads the latest checkpoint message, retried while the
+// checkpoints stream elects its leader (leader.go): a replica starting
+// beside the one that created the stream reads it first.
+func (c *conn) lastCheckpointMsg(ctx context.Context) (*jetstream.RawStreamMsg, error) {
+	var m *jetstream.RawStreamMsg
+	err := c.whileElecting(ctx, "read the latest checkpoint", func(ctx context.Context) error {
+		var err error
+		m, err = c.cur().ckpts.GetLastMsgForSubject(ctx, CheckpointsSubject)
+		return err
+	})
+	return m, err
 }
 
 // checkpoints returns every stored checkpoint, oldest first

@@ -86,10 +86,10 @@ func (c *conn) openLog(ctx context.Context, o Options, js ...jetstream.JetStream
 		return fmt.Errorf("check jetstream is available: %w", err)
 	}
 	var err error
-	if c.cur().events, err = c.ensureStream(ctx, eventsConfig(o)); err != nil {
+	if c.cur().events, err = c.openStream(ctx, eventsConfig(o)); err != nil {
 		return err
 	}
-	if c.cur().ckpts, err = c.ensureStream(ctx, checkpointsConfig(o)); err != nil {
+	if c.cur().ckpts, err = c.openStream(ctx, checkpointsConfig(o)); err != nil {
 		return err
 	}
 	c.log.Info("event log open", "stream", EventsStream, "storage", o.Storage,

@@ -229,7 +229,7 @@ func (c *conn) acknowledged(ctx context.Context) uint64 {
 func (c *conn) checkDamage(ctx context.Context) (Damage, error) {
 	expect := c.priorMark
 	if c.cur().ckpts != nil {
-		m, err := c.cur().ckpts.GetLastMsgForSubject(ctx, CheckpointsSubject)
+		m, err := c.lastCheckpointMsg(ctx)
 		switch {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 		case err != nil:

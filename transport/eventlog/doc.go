@@ -20,8 +20,11 @@
 //	airouter.events.cooldown.<credential>.<model>  cooldown.started
 //	airouter.events.withheld.<credential>.<model>  ban.withheld
 //	airouter.events.shadow.<credential>.<model>    ban.shadowed
+//	airouter.events.probe.<credential>.<model>     probe.claimed (model ~2A: an auth cooldown's)
+//	airouter.events.uncool.<credential>.~2A        cooldown.lifted
 //	airouter.events.bench.<model>                  model.benched, model.unbenched
 //	airouter.events.settings.fallback              settings.fallback_changed
+//	airouter.events.policy                         policy.changed
 //	airouter.checkpoints.projections               projection checkpoints
 //
 // Every <credential> and <model> is one token, escaped reversibly by

@@ -11,10 +11,18 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// defaultStartTimeout bounds the wait for the embedded server when ctx has
-// no deadline. JetStream recovery runs inside Start, so this only covers
-// the listeners.
+// defaultStartTimeout bounds the wait for the embedded server's listeners
+// when ctx has no deadline.
 const defaultStartTimeout = 30 * time.Second
+
+// restoreTimeout bounds the server's restore of the store (JetStream's
+// recovery, inside Server.Start) when ctx has no deadline: as long as the
+// router's replay may take (a large healthy store restores in well under a
+// second per million events). A damaged block can make the restore run
+// without end (a garbage sequence in a record header makes the server mark
+// every sequence up to it deleted), and a start must fail in bounded time
+// with the cause rather than hang.
+const restoreTimeout = 2 * time.Minute
 
 // storeHeadroom is added to the stream limits for the server's account
 // limits, so the checkpoints stream and the server's own files fit.
@@ -87,7 +95,9 @@ func startServer(ctx context.Context, o Options, dir string) (*server.Server, er
 		s.WaitForShutdown()
 		return nil, fmt.Errorf("start embedded nats-server in %q: %w", dir, err)
 	}
-	s.Start() // recovers JetStream synchronously
+	if err := startWithin(ctx, s, dir); err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(defaultStartTimeout)
 	if d, ok := ctx.Deadline(); ok {
 		deadline = d
@@ -113,6 +123,37 @@ func startServer(ctx context.Context, o Options, dir string) (*server.Server, er
 	default:
 	}
 	return s, nil
+}
+
+// startWithin runs s.Start, which restores the store synchronously, and
+// waits for it until ctx's deadline or restoreTimeout. Past it the server
+// is told to shut down without waiting (its restore may never return) and
+// the error names the store.
+func startWithin(ctx context.Context, s *server.Server, dir string) error {
+	started := make(chan struct{})
+	go func() {
+		s.Start()
+		close(started)
+	}()
+	limit := restoreTimeout
+	if d, ok := ctx.Deadline(); ok {
+		limit = time.Until(d)
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-started:
+		return nil
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	go s.Shutdown()
+	if err := ctx.Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("start embedded nats-server in %q: %w while it restored the store", dir, err)
+	}
+	return fmt.Errorf("start embedded nats-server in %q: it did not finish restoring the store within %s "+
+		"(a damaged block in the events stream can keep the restore from ending; the nats lines before this name the block)",
+		dir, limit.Round(time.Millisecond))
 }
 
 // memoryDir makes the per-instance directory a memory-storage server uses

@@ -52,8 +52,14 @@ func Subject(ev domain.Event) string {
 		return pairSubject("shadow.", ev.Shadowed.Credential, ev.Shadowed.Model)
 	case ev.Kind == domain.KindProbeClaimed && ev.Probe != nil:
 		return pairSubject("probe.", ev.Probe.Credential, ev.Probe.Model)
+	case ev.Kind == domain.KindCooldownLifted && ev.CooldownLift != nil:
+		return pairSubject("uncool.", ev.CooldownLift.Credential, ev.CooldownLift.Model)
+	case ev.Kind == domain.KindReplicaHeartbeat && ev.Heartbeat != nil:
+		return subjectPrefix + "replica." + EscapeToken(ev.Heartbeat.Replica)
 	case ev.Kind == domain.KindFallbackSettingsChanged && ev.Settings != nil:
 		return subjectPrefix + "settings.fallback"
+	case ev.Kind == domain.KindPolicyChanged && ev.Policy != nil:
+		return subjectPrefix + "policy"
 	}
 	return ""
 }

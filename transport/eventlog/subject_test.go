@@ -43,8 +43,12 @@ func TestSubject(t *testing.T) {
 			"airouter.events.bench.gpt-4~2E1"},
 		{"probe claim", domain.Event{Kind: domain.KindProbeClaimed, Probe: &domain.ProbeClaim{Credential: "c1", Model: "gpt-4.1"}},
 			"airouter.events.probe.c1.gpt-4~2E1"},
+		{"cooldown lift", domain.Event{Kind: domain.KindCooldownLifted, CooldownLift: &domain.CooldownLift{Credential: "c1", Model: domain.AllModels}},
+			"airouter.events.uncool.c1.~2A"},
 		{"settings", domain.Event{Kind: domain.KindFallbackSettingsChanged, Settings: &domain.FallbackSettings{MaxHops: 3}},
 			"airouter.events.settings.fallback"},
+		{"policy", domain.Event{Kind: domain.KindPolicyChanged, Policy: &domain.PolicyChange{Fingerprint: "abc"}},
+			"airouter.events.policy"},
 		{"unknown kind", domain.Event{Kind: "x.y"}, ""},
 		{"kind without payload", domain.Event{Kind: domain.KindBanImposed}, ""},
 	}

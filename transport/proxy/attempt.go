@@ -77,13 +77,13 @@ func (p *Proxy) attempt(w http.ResponseWriter, r *http.Request, rq *request, c *
 	case h.class == domain.ClassEmptyCompletion:
 		h.msg = "a completion with no content and no tool calls"
 		return p.fail(rq, h, false)
-	case h.class.Retryable() || (failsOverIfWatched(h.class) && p.watched(c.cred.name, h.status)):
-		h.msg = errorMessage(body, p.secrets)
+	case h.class.Retryable() || (failsOverIfWatched(h.class) && rq.conf.watched(c.cred.name, h.status)):
+		h.msg = errorMessage(body, rq.conf.secrets)
 		return p.fail(rq, h, false)
 	}
 	// Passed through unchanged but for the configured keys, should an
 	// upstream echo one (secrets).
-	body = p.secrets.mask(body)
+	body = rq.conf.secrets.mask(body)
 	rq.hops = append(rq.hops, h)
 	p.report(rq, &rq.hops[len(rq.hops)-1], len(rq.hops), false)
 	if !p.writeUpstream(w, rq, resp, body) {
@@ -149,7 +149,7 @@ func (*bodyReader) Close() error { return nil }
 // It reports false when the client went away before the body was written.
 func (p *Proxy) writeUpstream(w http.ResponseWriter, rq *request, resp *http.Response, body []byte) bool {
 	h := w.Header()
-	copyResponseHeader(h, resp.Header, p.secrets)
+	copyResponseHeader(h, resp.Header, rq.conf.secrets)
 	setFallbackHeaders(h, rq.hops, rq.settings.ExposeDetailHeaders)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(resp.StatusCode)

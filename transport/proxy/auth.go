@@ -13,21 +13,22 @@ import (
 // constant time, and every configured key is compared, so neither the
 // length nor the position of a match shows in the timing. The returned
 // message never echoes the key. master reports whether the key is the
-// master key (p.keys[0]), which is never forwarded upstream.
-func (p *Proxy) authorize(r *http.Request) (msg string, master, ok bool) {
+// master key (keys[0]), which is never forwarded upstream. keys are the
+// digests of the conf the request started with.
+func authorize(r *http.Request, keys [][sha256.Size]byte) (msg string, master, ok bool) {
 	token, msg := bearer(r)
 	if msg != "" {
 		return msg, false, false
 	}
 	sum := sha256.Sum256([]byte(token))
 	match := 0
-	for i := range p.keys {
-		match |= subtle.ConstantTimeCompare(sum[:], p.keys[i][:])
+	for i := range keys {
+		match |= subtle.ConstantTimeCompare(sum[:], keys[i][:])
 	}
 	if match != 1 {
 		return "Invalid API key", false, false
 	}
-	return "", subtle.ConstantTimeCompare(sum[:], p.keys[0][:]) == 1, true
+	return "", subtle.ConstantTimeCompare(sum[:], keys[0][:]) == 1, true
 }
 
 func bearer(r *http.Request) (token, problem string) {

@@ -67,7 +67,7 @@ func serve(b *testing.B, h http.Handler) string {
 // timers armed), and a Record that hands each outcome to a goroutine that
 // stamps and encodes it as an event, as the log publisher does (the NATS
 // publish itself is not part of this process).
-func benchAirouter(b *testing.B, upstreamURL string) http.Handler {
+func benchAirouter(b *testing.B, upstreamURL string, edit ...func(*Deps)) http.Handler {
 	events := make(chan domain.Outcome, 8192)
 	go func() {
 		for o := range events {
@@ -81,7 +81,7 @@ func benchAirouter(b *testing.B, upstreamURL string) http.Handler {
 	}
 	routes := []Route{{Model: "gpt-4o", Credential: "a", RPM: 1 << 30}, {Model: "gpt-4o", Credential: "b", UpstreamModel: "gpt-4o-2024-08-06"}}
 	gate := mapGate{{Credential: "c", Model: "gpt-4o"}: {Reason: domain.BlockBanned, Permanent: true}}
-	p, err := New(Deps{
+	d := Deps{
 		Credentials: creds, Routes: routes, MasterKey: masterKey, RequestTimeout: 60 * time.Second,
 		Gate: func() Gate { return gate },
 		Record: func(o domain.Outcome) {
@@ -90,7 +90,11 @@ func benchAirouter(b *testing.B, upstreamURL string) http.Handler {
 			default:
 			}
 		},
-	})
+	}
+	for _, e := range edit {
+		e(&d)
+	}
+	p, err := New(d)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -181,6 +185,10 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		ab := startAirouterProcess(b, child.url)
 		targets = append(targets, target{"airouter-bin", ab.url, procCPU(ab.pid)})
 	}
+	// Last, so the rows above keep their places: airouter with every
+	// request traced and exported (benchTracer).
+	traced := serve(b, benchAirouter(b, child.url, func(d *Deps) { d.Tracer = benchTracer(b) }))
+	targets = append(targets, target{"airouter+trace", traced, cpuSeconds})
 	results := make([]phaseResult, len(targets))
 	for i, t := range targets {
 		results[i].name = t.name
@@ -240,12 +248,17 @@ func BenchmarkProxyOverhead(b *testing.B) {
 			x.fixedMedian(func(l loadResult) float64 { return l.P50us })/base.fixedMedian(func(l loadResult) float64 { return l.P50us }),
 			x.fixedMedian(func(l loadResult) float64 { return l.P99us })/base.fixedMedian(func(l loadResult) float64 { return l.P99us }))
 	}
+	tr := results[len(results)-1]
+	rs := ratios(tr, ar)
+	fmt.Fprintf(&sb, "%s / %s (the cost of tracing every request): CPU per request %.2fx (rounds %s), +%.1fµs, max rps %.2fx\n",
+		tr.name, ar.name, median(rs), fmtRatios(rs), median(tr.cpuPerReqUS)-median(ar.cpuPerReqUS), tr.max.rps()/ar.max.rps())
 	sb.WriteString(batching() + "\n")
 	// To stdout: the testing package keeps only ten lines of a
 	// benchmark's log.
 	fmt.Print(sb.String())
 	b.ReportMetric(median(ratios(ar, rp)), "cpu-ratio")
 	b.ReportMetric(median(ratios(al, rp)), "cpu-ratio-with-log")
+	b.ReportMetric(median(rs), "cpu-ratio-tracing-on-off")
 	if len(results) > 5 {
 		b.ReportMetric(median(ratios(results[5], results[4])), "cpu-ratio-binary")
 	}

@@ -112,9 +112,10 @@ type Deps struct {
 	// or a bench, a request tries them anyway, least recently failed
 	// first, instead of answering 429 (recovery.go).
 	Panic bool
-	// Replica names this process in recovery probe claims: a claim
-	// naming it lets one request through to its banned pair. Empty sends
-	// no probes.
+	// Replica is this router's replica id (events.replica_id): its
+	// outcomes carry it, so other replicas count them in their rate
+	// windows, and a recovery probe claim naming it lets one request
+	// through to its banned pair. Empty sends no probes.
 	Replica string
 
 	// Metrics counts attempts, requests and exhaustions; nil counts

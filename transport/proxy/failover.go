@@ -25,7 +25,9 @@ type request struct {
 	model    string
 	public   []byte
 	settings Settings
-	pool     *pool
+	// conf is the conf of the table the request started with.
+	conf *conf
+	pool *pool
 	// skip marks candidates tried or found over a limit in this request.
 	skip      idxSet
 	hops      []hop
@@ -75,7 +77,7 @@ func (p *Proxy) failover(w http.ResponseWriter, r *http.Request, rq *request) {
 		}
 		i, probe := rq.pool.pickProbe(p.gate(), p.clock.Now(), rq.skip, rq.ep, &p.rejected)
 		if i < 0 {
-			if len(rq.hops) == 0 && p.panicRoute && p.panicServe(w, r, rq) {
+			if len(rq.hops) == 0 && rq.conf.panic && p.panicServe(w, r, rq) {
 				return
 			}
 			break
@@ -188,6 +190,8 @@ func (p *Proxy) report(rq *request, h *hop, attempt int, budget bool) {
 		RetryAfterMS: h.retryAfter.Milliseconds(),
 		Proxy:        h.cand.cred.proxy,
 		BodyUnsent:   h.bodyUnsent,
+		Tokens:       h.usage.tokens(),
+		Replica:      p.probes.replica,
 	}
 	p.record(o)
 	p.endAttempt(h, class)

@@ -63,7 +63,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, trace
 		// chunk marker) after the handler returns, past the wrapper.
 		defer dw.renew()
 	}
-	msg, master, ok := p.authorize(r)
+	// The request keeps the table, and so the conf, it started with
+	// through a reload.
+	t := p.table.Load()
+	msg, master, ok := authorize(r, t.conf.keys)
 	if !ok {
 		writeError(w, ep, http.StatusUnauthorized, msg, "invalid_api_key", nil)
 		return
@@ -84,7 +87,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, trace
 		return
 	}
 	model := cb.model
-	if real, ok := p.aliases[model]; ok {
+	if real, ok := t.conf.aliases[model]; ok {
 		model = real
 	}
 	rq := &request{
@@ -94,6 +97,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, trace
 		body:     cb,
 		model:    model,
 		settings: p.settings(),
+		conf:     t.conf,
 		// A keyless proxy credential may pass a client key on to the
 		// router behind it, never the master key.
 		forwardAuth: !master,
@@ -103,7 +107,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, trace
 		*traced = rq
 	}
 	w.Header()[hdrRequestID] = []string{rq.id}
-	pl := p.poolFor(model)
+	pl := p.poolIn(t, model)
 	if pl == nil || pl.eps&ep == 0 {
 		w.Header()[hdrAttempts] = attemptValues[0]
 		msg := "The model " + strconv.Quote(model) + " is not served by any credential"

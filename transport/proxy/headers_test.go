@@ -107,7 +107,7 @@ func TestUpstreamHeaderDropsConnectionListedHeaders(t *testing.T) {
 		"Te":             {"trailers"},
 		"Anthropic-Beta": {"tools"},
 	}
-	cs, err := newCredState(0, Credential{Name: "a", Type: domain.CredentialOpenAI, BaseURL: "http://h", APIKey: "sk-test-a-0123456789abcdef"})
+	cs, err := newCredState(0, Credential{Name: "a", Type: domain.CredentialOpenAI, BaseURL: "http://h", APIKey: "sk-test-a-0123456789abcdef"}, &usage{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 // maxModelsBody bounds a proxy credential's model list.
 const maxModelsBody = 4 << 20
 
-func (p *Proxy) hasProxyCredentials() bool {
-	return slices.ContainsFunc(p.creds, func(c *credState) bool { return c.proxy })
+func hasProxyCredentials(c *conf) bool {
+	return slices.ContainsFunc(c.creds, func(c *credState) bool { return c.proxy })
 }
 
 // RefreshModels learns the models of every proxy credential from its
@@ -25,7 +25,7 @@ func (p *Proxy) hasProxyCredentials() bool {
 func (p *Proxy) RefreshModels(ctx context.Context) error {
 	var errs []error
 	changed := false
-	for _, c := range p.creds {
+	for _, c := range p.current().creds {
 		if !c.proxy {
 			continue
 		}
@@ -47,7 +47,7 @@ func (p *Proxy) RefreshModels(ctx context.Context) error {
 		p.mu.Unlock()
 	}
 	if changed {
-		p.rebuild()
+		p.rebuild(nil)
 		p.log.Info("proxy credential models learned", "models", len(p.Models()))
 	}
 	return errors.Join(errs...)

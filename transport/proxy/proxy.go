@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"crypto/sha256"
 	"net"
 	"net/http"
 	"sync"
@@ -29,13 +28,9 @@ const (
 
 // Proxy is the OpenAI-compatible front door. It is safe for concurrent use.
 type Proxy struct {
-	creds   []*credState
-	byName  map[string]*credState
-	routes  []Route
-	aliases map[string]string
-	keys    [][sha256.Size]byte
-	// secrets are the credentials' keys, masked in what the proxy relays.
-	secrets *secrets
+	// credUse holds each credential's rate windows by name (credUsage);
+	// the credentials themselves are in the table's conf (reload.go).
+	credUse sync.Map // string -> *usage
 	maxBody int64
 	maxResp int64
 	// budget bounds the body bytes held across requests.
@@ -46,12 +41,10 @@ type Proxy struct {
 	loadGate     func() Gate
 	settings     func() Settings
 	record       func(domain.Outcome)
-	watched      func(string, int) bool
 	metrics      Metrics
 	tracer       Tracer
 	rejected     rejections
 	unusable     warnLimiter // rate-limits the WARN for requests nothing could serve
-	panicRoute   bool
 	probes       *probes
 	log          hclog.Logger
 	clock        clockwork.Clock
@@ -75,8 +68,12 @@ type Proxy struct {
 
 	refresh      time.Duration
 	fetchTimeout time.Duration
-	stop         context.CancelFunc
-	wg           sync.WaitGroup
+	// runMu guards runCtx and stop: Start begins the model-learning
+	// loop, and a reload that adds the first proxy credential starts it.
+	runMu  sync.Mutex
+	runCtx context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // New validates the dependencies and builds the candidate tables and the
@@ -86,9 +83,6 @@ func New(d Deps) (*Proxy, error) {
 		return nil, err
 	}
 	p := &Proxy{
-		byName:       make(map[string]*credState, len(d.Credentials)),
-		routes:       d.Routes,
-		aliases:      make(map[string]string, len(d.Aliases)),
 		maxBody:      d.MaxBodyBytes,
 		maxResp:      d.MaxResponseBytes,
 		timeout:      d.RequestTimeout,
@@ -96,7 +90,6 @@ func New(d Deps) (*Proxy, error) {
 		loadGate:     d.Gate,
 		settings:     d.Settings,
 		record:       d.Record,
-		watched:      d.Watched,
 		metrics:      d.Metrics,
 		tracer:       d.Tracer,
 		log:          d.Logger,
@@ -104,7 +97,6 @@ func New(d Deps) (*Proxy, error) {
 		learned:      make(map[string][]string),
 		refresh:      d.ProxyModelRefresh,
 		fetchTimeout: d.ProxyFetchTimeout,
-		panicRoute:   d.Panic,
 		probes:       newProbes(d.Replica),
 	}
 	if p.metrics == nil {
@@ -112,36 +104,14 @@ func New(d Deps) (*Proxy, error) {
 	}
 	p.applyDefaults()
 	p.budget = newBodyBudget(d.BodyBudgetBytes, p.maxBody)
-	for alias, real := range d.Aliases {
-		if alias == real {
-			p.log.Warn("model alias points to itself; ignored", "alias", alias)
-			continue
-		}
-		p.aliases[alias] = real
-	}
-	p.keys = append(p.keys, sha256.Sum256([]byte(d.MasterKey)))
-	for _, k := range d.ClientKeys {
-		if k != "" {
-			p.keys = append(p.keys, sha256.Sum256([]byte(k)))
-		}
-	}
-	credKeys := make([]string, 0, len(d.Credentials))
-	for _, c := range d.Credentials {
-		credKeys = append(credKeys, c.APIKey)
-	}
-	p.secrets = newSecrets(credKeys...)
-	for i, c := range d.Credentials {
-		cs, err := newCredState(i, c)
-		if err != nil {
-			return nil, err
-		}
-		p.creds = append(p.creds, cs)
-		p.byName[c.Name] = cs
+	c, err := p.newConf(d)
+	if err != nil {
+		return nil, err
 	}
 	p.transport = newTransport(d, p.timeout)
 	p.created = p.clock.Now().Unix()
 	p.reqPrefix = requestIDPrefix()
-	p.rebuild()
+	p.rebuild(c)
 	return p, nil
 }
 
@@ -159,9 +129,6 @@ func (p *Proxy) applyDefaults() {
 	}
 	if p.record == nil {
 		p.record = func(domain.Outcome) {}
-	}
-	if p.watched == nil {
-		p.watched = func(string, int) bool { return false }
 	}
 	if p.log == nil {
 		p.log = hclog.NewNullLogger()
@@ -215,11 +182,29 @@ func newTransport(d Deps, timeout time.Duration) *http.Transport {
 // then every ProxyModelRefresh of the proxy's clock until Close or ctx
 // ends. It is called once, before serving.
 func (p *Proxy) Start(ctx context.Context) {
-	if !p.hasProxyCredentials() || p.stop != nil {
+	p.runMu.Lock()
+	if p.runCtx != nil {
+		p.runMu.Unlock()
+		return
+	}
+	p.runCtx = ctx
+	p.runMu.Unlock()
+	if !hasProxyCredentials(p.current()) {
 		return
 	}
 	p.RefreshModels(ctx)
-	ctx, cancel := context.WithCancel(ctx)
+	p.startRefresh()
+}
+
+// startRefresh starts the loop re-learning proxy credentials' models
+// every ProxyModelRefresh, once, after Start and before Close.
+func (p *Proxy) startRefresh() {
+	p.runMu.Lock()
+	defer p.runMu.Unlock()
+	if p.runCtx == nil || p.stop != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(p.runCtx)
 	p.stop = cancel
 	p.wg.Add(1)
 	go func() {
@@ -240,9 +225,13 @@ func (p *Proxy) Start(ctx context.Context) {
 // Close stops the model-learning loop and closes idle upstream
 // connections.
 func (p *Proxy) Close() {
+	p.runMu.Lock()
 	if p.stop != nil {
 		p.stop()
 	}
+	p.runCtx = context.Background() // a later reload starts no loop
+	p.stop = func() {}
+	p.runMu.Unlock()
 	p.wg.Wait()
 	p.transport.CloseIdleConnections()
 }

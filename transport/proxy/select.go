@@ -41,13 +41,18 @@ func (pl *pool) pick(g Gate, now time.Time, skip idxSet, ep endpoint, rej *rejec
 
 // pickProbe is pick that also reports whether the winner is a recovery
 // probe: a pair whose automatic ban has an open claim of this process
-// (recovery.go) goes first, once per claim.
+// (recovery.go) goes first, once per claim, in the fallback group too
+// while a primary serves (fallbackprobe.go).
 func (pl *pool) pickProbe(g Gate, now time.Time, skip idxSet, ep endpoint, rej *rejections) (int, bool) {
 	sec := now.Unix()
 	for {
 		i, probe := pl.pickGroup(g, now, sec, skip, ep, 0, pl.primary, rej)
 		if i < 0 {
 			i, probe = pl.pickGroup(g, now, sec, skip, ep, pl.primary, len(pl.cands), rej)
+		} else if !probe {
+			if j := pl.fallbackProbe(g, now, sec, skip, ep); j >= 0 {
+				i, probe = j, true
+			}
 		}
 		if i < 0 {
 			return -1, false

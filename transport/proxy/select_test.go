@@ -93,7 +93,7 @@ func TestPickSkipsBlockedAndFallsBackLast(t *testing.T) {
 func TestPickHonoursRateLimitsUnderConcurrency(t *testing.T) {
 	now := testNow
 	p, pl := testPool(t, "a:1", "b:3")
-	p.byName["a"].limits.rpm = 50
+	p.current().byName["a"].limits.rpm = 50
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	counts := map[string]int{}

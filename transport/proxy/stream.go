@@ -60,7 +60,7 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 		}
 		end = n // a stream that ended after a partial event: relay it
 	}
-	if msg, bad := inBandError(buf[:end], p.secrets); bad {
+	if msg, bad := inBandError(buf[:end], rq.conf.secrets); bad {
 		h.class, h.msg = domain.ClassServerError, msg
 		return p.fail(rq, h, false)
 	}
@@ -69,7 +69,7 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 	rq.hops = append(rq.hops, h)
 	hp := &rq.hops[len(rq.hops)-1]
 	hdr := w.Header()
-	copyResponseHeader(hdr, resp.Header, p.secrets)
+	copyResponseHeader(hdr, resp.Header, rq.conf.secrets)
 	setFallbackHeaders(hdr, rq.hops, rq.settings.ExposeDetailHeaders)
 	w.WriteHeader(resp.StatusCode)
 	rc := http.NewResponseController(w)
@@ -82,9 +82,9 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 		// one wait for the next read (secrets.held).
 		keep := 0
 		if err == nil {
-			keep = p.secrets.held(chunk)
+			keep = rq.conf.secrets.held(chunk)
 		}
-		if out := p.secrets.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
+		if out := rq.conf.secrets.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
 			usage.feed(out)
 			tail.note(out)
 			if _, werr := w.Write(out); werr != nil {

@@ -51,7 +51,7 @@ type credState struct {
 	limits   limits
 }
 
-func newCredState(i int, c Credential) (*credState, error) {
+func newCredState(i int, c Credential, use *usage) (*credState, error) {
 	u, err := parseBaseURL(c.BaseURL)
 	if err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func newCredState(i int, c Credential) (*credState, error) {
 		}
 		cs.authHdr = []string{cs.auth}
 	}
-	cs.limits = newLimits(c.RPM, c.TPM, &usage{})
+	cs.limits = newLimits(c.RPM, c.TPM, use)
 	return cs, nil
 }
 
@@ -108,10 +108,16 @@ type pool struct {
 	// probes tracks the recovery probes this process sent (recovery.go);
 	// nil sends none.
 	probes *probes
+	// fallbackClaims is the gate's claim count when the fallback group
+	// was last found without an unsent claim (fallbackprobe.go).
+	fallbackClaims atomic.Uint64
 }
 
 // table is an immutable routing table; a rebuild swaps in a new one.
 type table struct {
+	// conf is what the table was built from: a request reads its keys,
+	// aliases and secrets here, from the table it started with.
+	conf  *conf
 	pools map[string]*pool
 	// anyModel are the credentials that serve any model: every credential
 	// when no routes are configured, else proxy credentials whose models
@@ -131,12 +137,21 @@ const (
 	maxLazyPairs = 16384
 )
 
-// rebuild builds a new table from the routes and the learned models and
-// swaps it in. Rate-limit windows survive, round-robin counters restart.
-func (p *Proxy) rebuild() {
+// rebuild builds a new table from c (nil: the conf in force) and the
+// learned models and swaps it in. Rate-limit windows survive, round-robin
+// counters restart.
+func (p *Proxy) rebuild(c *conf) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	t := &table{pools: make(map[string]*pool)}
+	p.rebuildLocked(c)
+}
+
+// rebuildLocked is rebuild with p.mu held.
+func (p *Proxy) rebuildLocked(c *conf) {
+	if c == nil {
+		c = p.current()
+	}
+	t := &table{conf: c, pools: make(map[string]*pool)}
 	order := []string{}
 	members := make(map[string][]candidateSpec)
 	add := func(model string, s candidateSpec) {
@@ -150,26 +165,26 @@ func (p *Proxy) rebuild() {
 		}
 		members[model] = append(members[model], s)
 	}
-	for _, r := range p.routes {
-		add(r.Model, candidateSpec{cred: p.byName[r.Credential], upstream: r.UpstreamModel,
+	for _, r := range c.routes {
+		add(r.Model, candidateSpec{cred: c.byName[r.Credential], upstream: r.UpstreamModel,
 			weight: r.Weight, rpm: r.RPM, tpm: r.TPM})
 	}
-	for _, c := range p.creds {
-		if !c.proxy {
+	for _, cr := range c.creds {
+		if !cr.proxy {
 			continue
 		}
-		models, ok := p.learned[c.name]
+		models, ok := p.learned[cr.name]
 		if !ok {
 			continue
 		}
 		for _, m := range models {
-			add(m, candidateSpec{cred: c})
+			add(m, candidateSpec{cred: cr})
 		}
 	}
-	for _, c := range p.creds {
-		_, learned := p.learned[c.name]
-		if len(p.routes) == 0 || (c.proxy && !learned) {
-			t.anyModel = append(t.anyModel, c)
+	for _, cr := range c.creds {
+		_, learned := p.learned[cr.name]
+		if len(c.routes) == 0 || (cr.proxy && !learned) {
+			t.anyModel = append(t.anyModel, cr)
 		}
 	}
 	for _, model := range order {
@@ -271,8 +286,10 @@ func (p *Proxy) pairUsage(k domain.Key, lazy bool) *usage {
 
 // poolFor returns the candidates for a public model id, or nil when no
 // credential serves it.
-func (p *Proxy) poolFor(model string) *pool {
-	t := p.table.Load()
+func (p *Proxy) poolFor(model string) *pool { return p.poolIn(p.table.Load(), model) }
+
+// poolIn is poolFor in table t.
+func (p *Proxy) poolIn(t *table, model string) *pool {
 	if pl, ok := t.pools[model]; ok {
 		return pl
 	}
@@ -311,7 +328,7 @@ func (p *Proxy) Usage(credential, model string) (rpm, tpm int) {
 	sec := p.clock.Now().Unix()
 	var u *usage
 	if model == "" {
-		c, ok := p.byName[credential]
+		c, ok := p.current().byName[credential]
 		if !ok {
 			return 0, 0
 		}

@@ -31,25 +31,7 @@ func BenchmarkTracing(b *testing.B) {
 			d := Deps{MasterKey: masterKey, Credentials: []Credential{{Name: "c0", Type: domain.CredentialOpenAI,
 				BaseURL: up.URL + "/v1", APIKey: "sk-proj-bench0-0123456789abcdefABCDEF"}}}
 			if mode == "on" {
-				// The collector takes each export and discards it, so that
-				// what is measured is the router's side.
-				coll := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					_, _ = io.Copy(io.Discard, r.Body)
-					w.Header().Set("Content-Type", "application/x-protobuf")
-				}))
-				b.Cleanup(coll.Close)
-				tr, err := tracing.New(context.Background(), tracing.Options{
-					Endpoint: coll.URL, Protocol: "http", SampleRatio: 1})
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() {
-					_ = tr.Shutdown(context.Background())
-					if full, failed := tr.Dropped(); full+failed > 0 {
-						b.Logf("dropped %d spans (queue full), %d (export failed)", full, failed)
-					}
-				})
-				d.Tracer = tr
+				d.Tracer = benchTracer(b)
 			}
 			p, err := New(d)
 			if err != nil {
@@ -76,4 +58,27 @@ func BenchmarkTracing(b *testing.B) {
 			b.ReportMetric((cpuSeconds()-cpu)*1e9/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// benchTracer is a tracer that samples every trace and exports it over
+// OTLP/HTTP to a collector on 127.0.0.1 that takes each export and
+// discards it, so that what is measured is the router's side.
+func benchTracer(b *testing.B) *tracing.Tracer {
+	coll := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	b.Cleanup(coll.Close)
+	tr, err := tracing.New(context.Background(), tracing.Options{
+		Endpoint: coll.URL, Protocol: "http", SampleRatio: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = tr.Shutdown(context.Background())
+		if full, failed := tr.Dropped(); full+failed > 0 {
+			b.Logf("dropped %d spans (queue full), %d (export failed)", full, failed)
+		}
+	})
+	return tr
 }

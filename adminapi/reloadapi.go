@@ -1,0 +1,56 @@
+package adminapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/gorilla/mux"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Reload re-reads the config file and applies it; it returns the status
+// and the JSON body of the answer (the wiring decides both: it knows the
+// config). The API only authenticates, counts and writes.
+type Reload func(ctx context.Context) (status int, body any)
+
+// Reloads counts config reloads by result ("ok", "error") as
+// airouter_config_reloads_total; a reload by signal counts as one by
+// POST /api/reload does.
+type Reloads struct {
+	total *prometheus.CounterVec
+}
+
+// NewReloads registers airouter_config_reloads_total, with both results
+// at 0, on the API's registry.
+func (a *API) NewReloads() (*Reloads, error) {
+	v := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "airouter_config_reloads_total",
+		Help: "Config reloads (SIGHUP or POST /api/reload) by result: ok applied the file, error changed nothing.",
+	}, []string{"result"})
+	if err := a.registry.Register(v); err != nil {
+		return nil, fmt.Errorf("register airouter_config_reloads_total: %w", err)
+	}
+	v.WithLabelValues("ok")
+	v.WithLabelValues("error")
+	return &Reloads{total: v}, nil
+}
+
+// Count counts one reload.
+func (r *Reloads) Count(ok bool) {
+	res := "error"
+	if ok {
+		res = "ok"
+	}
+	r.total.WithLabelValues(res).Inc()
+}
+
+// RegisterReload adds POST /api/reload (master key) to r, answered by
+// reload.
+func (a *API) RegisterReload(r *mux.Router, reload Reload) {
+	r.Handle("/api/reload", a.admin(func(w http.ResponseWriter, req *http.Request) error {
+		status, body := reload(req.Context())
+		writeJSON(w, status, body)
+		return nil
+	}, http.MethodPost))
+}

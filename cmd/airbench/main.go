@@ -1,0 +1,175 @@
+// Command airbench measures what airouter adds to a request against a bare
+// httputil.ReverseProxy, side by side in one run, and prints the table of
+// the performance notes in the README ("What it costs"): CPU per request in
+// a closed loop, CPU per SSE stream and its first-byte latency, the added
+// p50/p99/p99.9 latency at fixed request rates (open loop), and the peak
+// RSS (VmHWM) of every process.
+//
+// It runs every part as its own process: a fake upstream (JSON answers and
+// 20-chunk streams 1 ms apart), the bare reverse proxy, the airouter binary
+// (built from cmd/airouter unless -airouter names one) and the load
+// generator, which are this binary again under -role. With -pin the proxies
+// and the upstream share CPU 0 and the generator has CPU 1 alone (taskset),
+// so the proxies run with GOMAXPROCS=1 and every background goroutine
+// competes with requests, as on a busy node.
+//
+//	go run ./cmd/airbench -pin -duration 3s
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type options struct {
+	pin      bool
+	duration time.Duration
+	conns    int
+	rounds   int
+	rates    []int
+	airouter string
+}
+
+func main() {
+	role := flag.String("role", "", "run as one part of the benchmark: upstream, revproxy or gen (the benchmark starts these itself)")
+	upstream := flag.String("upstream", "", "with -role revproxy: the `URL` to proxy to")
+	var o options
+	flag.BoolVar(&o.pin, "pin", false, "pin the proxies and the upstream to CPU 0 and the load generator to CPU 1 (taskset)")
+	flag.DurationVar(&o.duration, "duration", 3*time.Second, "how long each scenario runs against each target")
+	flag.IntVar(&o.conns, "conns", 64, "keep-alive connections of every scenario")
+	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians")
+	rates := flag.String("rates", "2000,5000", "the fixed request rates of the open loops, comma-separated")
+	flag.StringVar(&o.airouter, "airouter", "", "the airouter binary `PATH` (default: go build ./cmd/airouter, run from the module)")
+	flag.Parse()
+	err := runRole(*role, *upstream)
+	if *role == "" {
+		if o.rates, err = parseRates(*rates); err == nil {
+			err = checkOptions(o)
+		}
+		if err == nil {
+			err = bench(o, os.Stdout)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "airbench:", err)
+		os.Exit(1)
+	}
+}
+
+// runRole runs this process as one part of the benchmark; "" is none.
+func runRole(role, upstream string) error {
+	switch role {
+	case "":
+		return nil
+	case "upstream":
+		return serveRole(upstreamHandler(), os.Stdin, os.Stdout)
+	case "revproxy":
+		h, err := bareProxy(upstream)
+		if err != nil {
+			return err
+		}
+		return serveRole(h, os.Stdin, os.Stdout)
+	case "gen":
+		return genRole(os.Stdin, os.Stdout)
+	}
+	return fmt.Errorf("-role %q: give upstream, revproxy or gen", role)
+}
+
+func parseRates(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-rates %q: %q is not a positive number of requests per second", s, f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func checkOptions(o options) error {
+	switch {
+	case o.duration < 100*time.Millisecond:
+		return fmt.Errorf("-duration %v is shorter than 100ms", o.duration)
+	case o.conns < 1 || o.conns > 4096:
+		return fmt.Errorf("-conns %d is out of range 1..4096", o.conns)
+	case o.rounds < 1 || o.rounds > 100:
+		return fmt.Errorf("-rounds %d is out of range 1..100", o.rounds)
+	}
+	return nil
+}
+
+// cpus are the CPUs the proxies and the generator run on ("" unpinned),
+// and a line saying so.
+func cpus(pin bool) (proxy, gen, says string) {
+	if !pin {
+		return "", "", fmt.Sprintf("unpinned: every process may use all %d CPUs (GOMAXPROCS=%d)", runtime.NumCPU(), runtime.NumCPU())
+	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return "", "", "not pinned: taskset is not installed, so every process may use every CPU"
+	}
+	if runtime.NumCPU() < 2 {
+		return "", "", "not pinned: pinning needs two CPUs, this machine has one"
+	}
+	return "0", "1", "pinned: proxies and upstream on CPU 0 (GOMAXPROCS=1), load generator alone on CPU 1"
+}
+
+// bench starts the parts, runs every scenario against every target back
+// to back, and writes the table to w.
+func bench(o options, w io.Writer) error {
+	cpuProxy, cpuGen, says := cpus(o.pin)
+	dir, err := os.MkdirTemp("", "airbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	var procs []*proc
+	defer func() {
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop()
+		}
+	}()
+	start := func(p *proc, err error) (*proc, error) {
+		if err == nil {
+			procs = append(procs, p)
+		}
+		return p, err
+	}
+	up, err := start(startRole("upstream", cpuProxy, "-role", "upstream"))
+	if err != nil {
+		return err
+	}
+	bare, err := start(startRole("bare", cpuProxy, "-role", "revproxy", "-upstream", up.url))
+	if err != nil {
+		return err
+	}
+	bin := o.airouter
+	if bin == "" {
+		if bin, err = buildAirouter(dir); err != nil {
+			return err
+		}
+	}
+	ar, err := start(startAirouter(bin, cpuProxy, dir, up.url))
+	if err != nil {
+		return err
+	}
+	gen, err := start(startRole("gen", cpuGen, "-role", "gen"))
+	if err != nil {
+		return err
+	}
+	targets := []*proc{up, bare, ar}
+	res, err := runScenarios(o, gen, targets)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n\n", says, o.conns, o.duration, o.rounds)
+	writeTable(w, res, [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, gen.peakRSS())
+	return nil
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The generator's three modes against the fake upstream through the bare
+// proxy: every request answers, a stream's first byte comes before its
+// end, which is at least its 19 chunk gaps later, and the open loop keeps
+// its rate. A smoke test: the benchmark itself is `go run ./cmd/airbench`.
+func TestLoadModesSmoke(t *testing.T) {
+	up := httptest.NewServer(upstreamHandler())
+	defer up.Close()
+	h, err := bareProxy(up.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare := httptest.NewServer(h)
+	defer bare.Close()
+	for _, c := range []loadCmd{
+		{Mode: "closed", URL: bare.URL, Conns: 2, Seconds: 0.1},
+		{Mode: "stream", URL: bare.URL, Conns: 2, Seconds: 0.1},
+		{Mode: "rate", URL: bare.URL, Conns: 2, Rate: 200, Seconds: 0.2},
+	} {
+		r := runLoad(c)
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Fatalf("%s: %d requests, %d errors", c.Mode, r.Requests, r.Errors)
+		}
+		if r.FirstP50 > r.P50 || r.P50 > r.P99 || r.P99 > r.P999 {
+			t.Errorf("%s: first byte p50 %v, p50 %v, p99 %v, p99.9 %v µs out of order", c.Mode, r.FirstP50, r.P50, r.P99, r.P999)
+		}
+		switch c.Mode {
+		case "stream":
+			if gap := (r.P50 - r.FirstP50) * float64(time.Microsecond); gap < float64((streamChunks-1)*chunkGap) {
+				t.Errorf("stream: %v µs from first byte to end, want at least %v", r.P50-r.FirstP50, (streamChunks-1)*chunkGap)
+			}
+		case "rate":
+			if r.Requests != 40 {
+				t.Errorf("rate: %d requests in 0.2 s at 200/s, want 40", r.Requests)
+			}
+		}
+	}
+	// A JSON answer is the fake completion, not a stream.
+	resp, err := http.Post(bare.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-4o"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("JSON answer has Content-Type %q", ct)
+	}
+}
+
+// The table has a row for each scenario and rates added latency against
+// the bare proxy's; a bare proxy adding nothing measurable has no ratio.
+func TestTable(t *testing.T) {
+	run := func(p50, p99, first float64, n int64) measure {
+		return measure{load: loadResult{Requests: n, Seconds: 1, P50: p50, P99: p99, P999: p99, FirstP50: first, FirstP99: first}, cpu: float64(n) * 100e-6}
+	}
+	scs := []scenario{
+		{mode: "closed", runs: [3]measure{run(1000, 2000, 500, 1000), run(1500, 3000, 700, 800), run(1600, 4000, 800, 800)}},
+		{mode: "rate", rate: 2000, runs: [3]measure{run(1000, 2000, 500, 2000), run(1000, 3000, 700, 2000), run(1200, 5000, 900, 2000)}},
+	}
+	var b bytes.Buffer
+	writeTable(&b, scs, [3]float64{10, 18, 70}, 15)
+	for _, want := range []string{
+		"| closed loop, CPU per request | - | 100.0 µs | 100.0 µs | 1.00x |",
+		"| fixed 2000 req/s, p99 (added) | 2.00 ms | 1.00 ms | 3.00 ms | 3.00x |",
+		"| fixed 2000 req/s, p50 (added) | 1.00 ms | 0.00 ms | 0.20 ms | - |",
+		"| peak RSS (VmHWM; direct: the upstream) | 10.0 MB | 18.0 MB | 70.0 MB | 3.89x |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	if _, err := parseRates("2000,x"); err == nil || !strings.Contains(err.Error(), `"x"`) {
+		t.Errorf("parseRates(2000,x) = %v, want an error naming x", err)
+	}
+	if rs, err := parseRates("2000, 5000"); err != nil || len(rs) != 2 || rs[1] != 5000 {
+		t.Errorf("parseRates = %v, %v", rs, err)
+	}
+	if err := checkOptions(options{duration: time.Millisecond, conns: 64, rounds: 1}); err == nil || !strings.Contains(err.Error(), "-duration") {
+		t.Errorf("checkOptions(1ms) = %v", err)
+	}
+	if cmd := pinned("1", "/bin/true", "-x"); !strings.HasSuffix(cmd.Path, "taskset") || strings.Join(cmd.Args[1:], " ") != "-c 1 /bin/true -x" {
+		t.Errorf("pinned = %s %v", cmd.Path, cmd.Args)
+	}
+}
+
+// -rounds keeps each figure's median across the rounds, CPU per request
+// included, and every round's errors.
+func TestMedianOfRounds(t *testing.T) {
+	ms := []measure{
+		{load: loadResult{Requests: 1000, Seconds: 1, P99: 9000, Errors: 1}, cpu: 0.3},
+		{load: loadResult{Requests: 3000, Seconds: 1, P99: 1000}, cpu: 0.3},
+		{load: loadResult{Requests: 2000, Seconds: 2, P99: 2000, Errors: 2}, cpu: 0.2},
+	}
+	m := medianOf(ms)
+	if m.load.rps() != 1000 || m.load.P99 != 2000 || m.load.Errors != 3 || m.cpuPer() != 100 {
+		t.Errorf("median: %.0f req/s, p99 %v, %d errors, %v µs CPU per request; want 1000, 2000, 3, 100",
+			m.load.rps(), m.load.P99, m.load.Errors, m.cpuPer())
+	}
+}

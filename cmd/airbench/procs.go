@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// proc is a child process the benchmark started: a role of this binary or
+// the airouter binary.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Reader
+	url  string
+}
+
+// pinned prefixes argv with taskset -c cpu when cpu is not "".
+func pinned(cpu string, argv ...string) *exec.Cmd {
+	if cpu == "" {
+		return exec.Command(argv[0], argv[1:]...)
+	}
+	return exec.Command("taskset", append([]string{"-c", cpu}, argv...)...)
+}
+
+// startRole runs this binary as role (upstream, revproxy, gen) on cpu and
+// waits for its "ready" line.
+func startRole(name, cpu string, args ...string) (*proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{name: name, cmd: pinned(cpu, append([]string{self}, args...)...)}
+	p.cmd.Stderr = os.Stderr
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p.out = bufio.NewReader(out)
+	line, err := p.out.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "ready ") {
+		p.stop()
+		return nil, fmt.Errorf("%s did not start: %q %v", name, line, err)
+	}
+	p.url = strings.TrimSpace(strings.TrimPrefix(line, "ready "))
+	return p, nil
+}
+
+// load asks the generator for one run.
+func (p *proc) load(c loadCmd) (loadResult, error) {
+	b, _ := json.Marshal(c)
+	if _, err := fmt.Fprintf(p.in, "%s\n", b); err != nil {
+		return loadResult{}, err
+	}
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		return loadResult{}, fmt.Errorf("generator: %w", err)
+	}
+	var r loadResult
+	if err := json.Unmarshal([]byte(line), &r); err != nil {
+		return r, fmt.Errorf("generator said %q: %w", line, err)
+	}
+	return r, nil
+}
+
+// stop ends the process: its stdin closes (roles end with it), then an
+// interrupt, then after 10 s a kill.
+func (p *proc) stop() {
+	if p.in != nil {
+		_ = p.in.Close()
+	}
+	if p.cmd.Process == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// pid is the measured process: taskset execs the program in its place,
+// so the pid is the program's either way.
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
+// cpu is the process's user+system CPU seconds (/proc/<pid>/stat, in
+// ticks of 10 ms: over thousands of requests a fraction of a µs each).
+func (p *proc) cpu() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
+}
+
+// peakRSS is the process's VmHWM in MB.
+func (p *proc) peakRSS() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// masterKey is the airouter child's master key (a benchmark-only value).
+const masterKey = "airbench-master-key-0123456789"
+
+// startAirouter runs the airouter binary bin on cpu with a config like
+// the example's: two credentials on upstream, limits never reached, the
+// embedded log in a temporary directory.
+func startAirouter(bin, cpu, dir, upstream string) (*proc, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	cfg := fmt.Sprintf(`server:
+  port: %d
+  master_key: %s
+  shutdown_delay: 0s
+events:
+  store_dir: %s
+credentials:
+  - {name: a, type: openai, api_key: sk-bench-a-0123456789, base_url: %s/v1, rpm: 1000000000, tpm: 1000000000}
+  - {name: b, type: openai, api_key: sk-bench-b-0123456789, base_url: %s/v1, rpm: 1000000000, weight: 2}
+models:
+  - {name: gpt-4o, credential: a, rpm: 1000000000}
+  - {name: gpt-4o, credential: b, model: gpt-4o-2024-08-06}
+`, port, masterKey, filepath.Join(dir, "data"), upstream, upstream)
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	p := &proc{name: "airouter", cmd: pinned(cpu, bin, "serve", "-config", path), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	logPath := filepath.Join(dir, "airouter.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child holds its own descriptor
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if resp, err := http.Get(p.url + "/health"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			log, _ := os.ReadFile(logPath)
+			return nil, fmt.Errorf("airouter did not become healthy on %s within 60 s; its log ends:\n%s", p.url, tail(log, 2048))
+		}
+	}
+}
+
+// buildAirouter builds cmd/airouter into dir (run from within the module).
+func buildAirouter(dir string) (string, error) {
+	bin := filepath.Join(dir, "airouter")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/airouter/airouter/cmd/airouter").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build cmd/airouter: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// tail is the last n bytes of b.
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+)
+
+// scenario is one kind of traffic; measure is what one target did in it.
+type scenario struct {
+	mode string
+	rate int
+	runs [3]measure // direct, bare, airouter
+}
+
+type measure struct {
+	load loadResult
+	// cpu is the target process's CPU seconds over the run (for direct,
+	// the upstream's).
+	cpu float64
+}
+
+// cpuPer is the CPU per request (or stream) in µs.
+func (m measure) cpuPer() float64 {
+	if m.load.Requests == 0 {
+		return math.NaN()
+	}
+	return m.cpu / float64(m.load.Requests) * 1e6
+}
+
+// runScenarios runs every scenario against the targets (direct, bare,
+// airouter) back to back, so the three runs of a scenario are seconds
+// apart on a machine whose speed drifts, o.rounds times, and keeps the
+// medians.
+func runScenarios(o options, gen *proc, targets []*proc) ([]scenario, error) {
+	scs := []scenario{{mode: "closed"}, {mode: "stream"}}
+	for _, r := range o.rates {
+		scs = append(scs, scenario{mode: "rate", rate: r})
+	}
+	for i := range scs {
+		var rounds [3][]measure
+		for range o.rounds {
+			for j, t := range targets {
+				c0 := t.cpu()
+				r, err := gen.load(loadCmd{Mode: scs[i].mode, URL: t.url, Conns: o.conns, Rate: scs[i].rate, Seconds: o.duration.Seconds()})
+				if err != nil {
+					return nil, err
+				}
+				rounds[j] = append(rounds[j], measure{load: r, cpu: t.cpu() - c0})
+			}
+		}
+		for j := range rounds {
+			scs[i].runs[j] = medianOf(rounds[j])
+		}
+	}
+	return scs, nil
+}
+
+// medianOf is the run whose every figure is the median of the rounds'
+// (each figure on its own; errors are summed).
+func medianOf(ms []measure) measure {
+	med := func(f func(measure) float64) float64 {
+		xs := make([]float64, len(ms))
+		for i, m := range ms {
+			xs[i] = f(m)
+		}
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	out := measure{load: loadResult{Seconds: 1}}
+	out.load.Requests = int64(med(func(m measure) float64 { return m.load.rps() }))
+	out.cpu = med(func(m measure) float64 { return m.cpuPer() }) * float64(out.load.Requests) / 1e6
+	out.load.P50 = med(func(m measure) float64 { return m.load.P50 })
+	out.load.P99 = med(func(m measure) float64 { return m.load.P99 })
+	out.load.P999 = med(func(m measure) float64 { return m.load.P999 })
+	out.load.FirstP50 = med(func(m measure) float64 { return m.load.FirstP50 })
+	out.load.FirstP99 = med(func(m measure) float64 { return m.load.FirstP99 })
+	for _, m := range ms {
+		out.load.Errors += m.load.Errors
+	}
+	return out
+}
+
+// writeTable writes the table: for latency rows the direct column
+// is absolute and the proxies' are what they add to it.
+func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
+	fmt.Fprintln(w, "| scenario | direct | bare ReverseProxy | airouter | ratio |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	row := func(name, unit string, d, b, a float64) {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", name, num(d, unit), num(b, unit), num(a, unit), ratio(a, b))
+	}
+	added := func(name string, f func(loadResult) float64, runs [3]measure) {
+		d := f(runs[0].load)
+		row(name+" (added)", "ms", d/1e3, (f(runs[1].load)-d)/1e3, (f(runs[2].load)-d)/1e3)
+	}
+	for _, s := range scs {
+		r := s.runs
+		switch s.mode {
+		case "closed":
+			row("closed loop, req/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())
+			row("closed loop, CPU per request", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
+		case "stream":
+			row("SSE streams (20 chunks 1 ms apart), CPU per stream", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
+			added("SSE streams, first byte p50", func(l loadResult) float64 { return l.FirstP50 }, r)
+			added("SSE streams, first byte p99", func(l loadResult) float64 { return l.FirstP99 }, r)
+		case "rate":
+			name := fmt.Sprintf("fixed %d req/s", s.rate)
+			row(name+", achieved req/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())
+			added(name+", p50", func(l loadResult) float64 { return l.P50 }, r)
+			added(name+", p99", func(l loadResult) float64 { return l.P99 }, r)
+			added(name+", p99.9", func(l loadResult) float64 { return l.P999 }, r)
+			row(name+", CPU per request", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
+		}
+	}
+	row("peak RSS (VmHWM; direct: the upstream)", "MB", rss[0], rss[1], rss[2])
+	fmt.Fprintf(w, "\nload generator peak RSS %.1f MB\n", genRSS)
+	for _, s := range scs {
+		for i, name := range []string{"direct", "bare", "airouter"} {
+			if got := s.runs[i].load.rps(); s.rate > 0 && got < 0.95*float64(s.rate) {
+				fmt.Fprintf(w, "%s at %d req/s: saturated at %.0f req/s, so its latencies there measure a queue\n", name, s.rate, got)
+			}
+			if n := s.runs[i].load.Errors; n > 0 {
+				fmt.Fprintf(w, "%s %s %d: %d failed requests\n", name, s.mode, s.rate, n)
+			}
+		}
+	}
+}
+
+func num(x float64, unit string) string {
+	switch {
+	case math.IsNaN(x):
+		return "-"
+	case unit == "":
+		return fmt.Sprintf("%.0f", x)
+	case unit == "ms":
+		return fmt.Sprintf("%.2f ms", x)
+	}
+	return fmt.Sprintf("%.1f %s", x, unit)
+}
+
+// ratio is airouter's over bare's, "-" when either is negative or bare's
+// is 0 (an added latency within the noise of the direct run).
+func ratio(a, b float64) string {
+	if math.IsNaN(a) || math.IsNaN(b) || b <= 0 || a < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"time"
+)
+
+// streamChunks and chunkGap shape the fake upstream's stream: 20 chunks
+// 1 ms apart, the first at once, then a usage chunk and [DONE].
+const (
+	streamChunks = 20
+	chunkGap     = time.Millisecond
+)
+
+var (
+	chatAnswer = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"gpt-4o",` +
+		`"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hello"}}],` +
+		`"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":13}}`)
+	streamChunk = []byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"gpt-4o",` +
+		`"choices":[{"index":0,"delta":{"content":"hi "},"finish_reason":null}]}` + "\n\n")
+	streamEnd = []byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"gpt-4o",` +
+		`"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32}}` + "\n\ndata: [DONE]\n\n")
+	streamFlag = []byte(`"stream":true`)
+)
+
+// upstreamHandler is the fake OpenAI-compatible upstream: a fixed chat
+// completion, or, when the request asks for a stream, streamChunks SSE
+// chunks chunkGap apart.
+func upstreamHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !bytes.Contains(body, streamFlag) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(chatAnswer)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		fl, _ := w.(http.Flusher)
+		for i := range streamChunks {
+			if i > 0 {
+				time.Sleep(chunkGap)
+			}
+			_, _ = w.Write(streamChunk)
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		_, _ = w.Write(streamEnd)
+	})
+}
+
+// bareProxy is the floor: httputil.ReverseProxy pooled like airouter's
+// transport, flushing streams at once. It reads the request body whole
+// before forwarding, as airouter does: streaming it through races with the
+// server closing the body once the answer's headers are written, which
+// tears down the upstream connection mid-stream (golang/go#40747).
+func bareProxy(upstream string) (http.Handler, error) {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return nil, fmt.Errorf("-upstream %q: %w", upstream, err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 120 * time.Second,
+		DisableCompression: true, ForceAttemptHTTP2: true}
+	rp.FlushInterval = -1
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "read the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		rp.ServeHTTP(w, r)
+	}), nil
+}
+
+// serveRole serves h on 127.0.0.1, prints "ready <url>" on out, and
+// serves until in closes (the parent's pipe: the child ends with it).
+func serveRole(h http.Handler, in io.Reader, out io.Writer) error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(out, "ready http://%s\n", ln.Addr())
+	_, _ = io.Copy(io.Discard, in)
+	return srv.Close()
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+
+	"github.com/airouter/airouter/adminapi"
+	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/projections"
+	"github.com/airouter/airouter/replicas"
+)
+
+// observe is the decision engine's observer: the admin API's metrics and
+// log lines, the replicas seen (heartbeats), and the rate windows, which
+// count every other replica's requests and tokens from their outcomes as
+// they are folded (this replica counted its own at selection). Outcomes
+// without a replica were written before outcomes carried one and count
+// nowhere but where they were made.
+func (rt *router) observe(ev domain.Event, ch projections.Change, live bool) {
+	rt.admin.Observe(ev, ch, live)
+	rt.tracker.Observe(ev, live)
+	if o := ev.Outcome; o != nil && o.Replica != "" && o.Replica != rt.replica {
+		rt.proxy.CountPeer(o.Credential, o.Model, ev.At, o.Tokens)
+	}
+}
+
+// startBeater publishes this replica's heartbeat now and every
+// replicas.HeartbeatEvery of the router's clock, with the fingerprint of
+// its own policy.
+func (rt *router) startBeater(ctx context.Context) {
+	rt.beater = replicas.NewBeater(replicas.BeaterConfig{
+		Replica:     rt.replica,
+		Instance:    rt.instance,
+		Fingerprint: rt.ownFingerprint,
+		Publish: func(ctx context.Context, ev domain.Event) error {
+			_, err := rt.log.PublishControl(ctx, ev)
+			return err
+		},
+		Clock:  rt.clock,
+		Logger: rt.logger.Named("replicas"),
+	})
+	rt.beater.Start(ctx)
+}
+
+// replicasStatus is what /health's log section shows of the replicas.
+func (rt *router) replicasStatus(ls *adminapi.LogStatus) {
+	seen, conflict := rt.tracker.View(rt.clock.Now())
+	for _, s := range seen {
+		ls.Replicas = append(ls.Replicas, adminapi.ReplicaHealth{Replica: s.Replica, LastHeard: s.LastHeard,
+			PolicyFingerprint: s.PolicyFingerprint, Self: s.Self})
+	}
+	if conflict != nil {
+		ls.ReplicaConflict = "another live router (instance " + conflict.Instance + ") uses replica id " +
+			conflict.Replica + "; give each replica its own events.replica_id"
+	}
+}

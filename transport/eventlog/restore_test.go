@@ -1,0 +1,96 @@
+package eventlog
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/airouter/airouter/internal/testkit"
+)
+
+// restoreHelperEnv makes the test binary open the store in the named dir
+// with a 2 s deadline and print how it went (TestRestoreHelperProcess):
+// a restore that never ends keeps a goroutine busy for good, so it runs in
+// a process of its own.
+const restoreHelperEnv = "EVENTLOG_RESTORE_DIR"
+
+func TestRestoreHelperProcess(t *testing.T) {
+	dir := os.Getenv(restoreHelperEnv)
+	if dir == "" {
+		t.Skip("only runs as a subprocess of another test")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	l, err := Open(ctx, Options{StoreDir: dir})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(0) // the stuck restore goes with the process
+	}
+	_ = l.Close(context.Background())
+	fmt.Println("opened")
+	os.Exit(0)
+}
+
+// garbleSeq writes garbage over the sequence of the middle record in the
+// events stream's first block (a record: uint32 length, its top bit
+// flagging headers, then the uint64 sequence).
+func garbleSeq(t *testing.T, storeDir string) {
+	t.Helper()
+	p := filepath.Join(eventsMsgsDir(storeDir), "1.blk")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []int
+	for i := 0; i+4 <= len(b); {
+		rl := int(binary.LittleEndian.Uint32(b[i:]) &^ (1 << 31))
+		if rl < 22 || i+rl > len(b) {
+			t.Fatalf("no record at offset %d of %s", i, p)
+		}
+		starts = append(starts, i)
+		i += rl
+	}
+	at := starts[len(starts)/2] + 4
+	copy(b[at:at+8], []byte{0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0x25})
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A garbage sequence in a record of a cleanly closed store makes
+// nats-server's restore run without end; opening the log fails at its
+// deadline with the cause instead of hanging.
+func TestARestoreThatDoesNotEndFailsInBoundedTime(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishBans(t, l, 20)
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	garbleSeq(t, dir)
+
+	ctx, cancel := context.WithTimeout(testkit.Context(t), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRestoreHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), restoreHelperEnv+"="+dir)
+	begin := time.Now()
+	out, err := cmd.Output()
+	took := time.Since(begin)
+	if err != nil {
+		t.Fatalf("helper: %v after %s: %s", err, took, out)
+	}
+	if !strings.Contains(string(out), "error ") || !strings.Contains(string(out), "did not finish restoring the store") ||
+		!strings.Contains(string(out), dir) {
+		t.Fatalf("opening a store whose restore never ends: %q after %s, want the cause named", out, took)
+	}
+	t.Logf("failed after %s: %s", took.Round(time.Millisecond), strings.TrimSpace(string(out)))
+}
