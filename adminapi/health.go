@@ -237,37 +237,6 @@ func (a *API) health(snap *projections.Snapshot, now time.Time, f healthFilter) 
 	return h
 }
 
-// poolStatus is status over the whole pool for a filtered document: the
-// first configured pair not banned makes its credential usable, which
-// settles it at the cost of a few pairs; only a pool with every configured
-// pair banned pays for counting them all.
-func (a *API) poolStatus(h Health, snap *projections.Snapshot, now time.Time) string {
-	for _, p := range a.servedPairs() {
-		if _, ok := a.cf().byName[p.Credential]; ok && p.Model != "" && p.Model != domain.AllModels && !snap.Pair(p.Key(), now).Banned {
-			return a.status(h, map[string]int{p.Credential: 1}, map[string]int{p.Credential: 1})
-		}
-	}
-	pairsOf, openPairs := a.poolPairs(snap, now)
-	return a.status(h, pairsOf, openPairs)
-}
-
-// poolPairs counts, per credential, the known pairs and those not banned
-// at now, over the whole pool (a filtered document is judged on it).
-func (a *API) poolPairs(snap *projections.Snapshot, now time.Time) (pairsOf, openPairs map[string]int) {
-	pairsOf, openPairs = map[string]int{}, map[string]int{}
-	shown, omitted := a.knownPairs(snap, now, healthFilter{})
-	for _, p := range shown {
-		omitted = append(omitted, p.Key())
-	}
-	for _, k := range omitted {
-		pairsOf[k.Credential]++
-		if !snap.Pair(k, now).Banned {
-			openPairs[k.Credential]++
-		}
-	}
-	return pairsOf, openPairs
-}
-
 // credentialsHealth fills h's per-credential entries and counts the
 // credentials without a credential-wide ban.
 func (a *API) credentialsHealth(h *Health, snap *projections.Snapshot, now time.Time) {

@@ -204,8 +204,13 @@ func (b *timelineBuilder) event(ev domain.Event, ch projections.Change) {
 	case ev.Cooldown != nil:
 		c := ev.Cooldown
 		u := c.Until
-		b.add(Interval{Kind: "cooldown", Credential: c.Credential, Model: c.Model, From: ev.At, Until: &u,
-			Reason: "the upstream answered " + strconv.Itoa(c.Status) + " with Retry-After"})
+		reason := "the upstream answered " + strconv.Itoa(c.Status) + " with Retry-After"
+		if c.Reason != "" {
+			reason = strconv.Itoa(c.Status) + " " + redact.String(c.Reason)
+		}
+		b.add(Interval{Kind: "cooldown", Credential: c.Credential, Model: c.Model, From: ev.At, Until: &u, Reason: reason})
+	case ev.CooldownLift != nil:
+		b.endCooldown(*ev.CooldownLift, ev.At)
 	case ev.Bench != nil:
 		u := ev.Bench.Until
 		b.benches[ev.Bench.Model] = b.add(Interval{Kind: "bench", Credential: domain.AllModels, Model: ev.Bench.Model,
@@ -218,11 +223,25 @@ func (b *timelineBuilder) event(ev domain.Event, ch projections.Change) {
 				b.tl.Intervals[i].Until, b.tl.Intervals[i].End = &end, "lifted"
 			}
 		}
-	case ev.Outcome != nil, ev.Ban != nil, ev.Unban != nil, ev.Settings != nil:
-		// Outcomes and settings hold no pair; bans are the fold's Change.
+	case ev.Outcome != nil, ev.Ban != nil, ev.Unban != nil, ev.Settings != nil, ev.Policy != nil:
+		// Outcomes, settings and policy changes hold no pair; bans are the
+		// fold's Change.
 	default:
 		if m, ok := markOf(ev); ok {
 			b.tl.Marks = append(b.tl.Marks, m)
+		}
+	}
+}
+
+// endCooldown ends, at at, the open cooldown interval of every model of
+// the lift's credential: a recovery probe re-validated the key.
+func (b *timelineBuilder) endCooldown(l domain.CooldownLift, at time.Time) {
+	for i := len(b.tl.Intervals) - 1; i >= 0; i-- {
+		iv := &b.tl.Intervals[i]
+		if iv.Kind == "cooldown" && iv.Credential == l.Credential && iv.Model == l.Model && iv.Until != nil && iv.Until.After(at) {
+			end := at
+			iv.Until, iv.End = &end, "lifted"
+			return
 		}
 	}
 }

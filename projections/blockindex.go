@@ -9,16 +9,17 @@ import (
 )
 
 // blockIndex is what Blocked reads: per credential, its wildcard ban and,
-// for every pair the log named, the ends of the pair's ban and cooldown and
-// of its model's bench, inline, so that a question costs two map lookups
-// and no pointer chasing. Ends are Unix nanoseconds; 0 is none, and a
-// permanent ban ends at math.MaxInt64 with perm set.
+// for every pair holding a ban or a cooldown, the ends of the pair's ban and
+// cooldown and of its model's bench, inline, so that a question costs two
+// map lookups and no pointer chasing. Ends are Unix nanoseconds; 0 is none,
+// and a permanent ban ends at math.MaxInt64 with perm set.
 //
-// The index changes only when a ban, cooldown, bench or pair appears or
-// changes, not with counters, so most snapshots share their predecessor's.
+// The index changes only when a ban, cooldown or bench appears or changes,
+// not with counters or with pairs that hold neither, so most snapshots
+// share their predecessor's, and a change redoes the entries it touches.
 type blockIndex struct {
 	creds map[string]*credBlocks
-	// bench holds every model's bench end, for pairs the log never named.
+	// bench holds every model's bench end, for pairs without an entry.
 	bench map[string]int64
 }
 
@@ -135,21 +136,65 @@ func (s *Snapshot) indexAll() {
 	}
 }
 
-// reindex rebuilds the index entries of the named credentials, sharing the
-// rest with the previous index.
-func (s *Snapshot) reindex(names map[string]bool) {
-	if len(names) == 0 {
+// reindexCred is what changed in one credential's index entries: all of
+// them (full: the credential is new, or its wildcard ban, cooldown or probe
+// changed), or those of the models named.
+type reindexCred struct {
+	full   bool
+	models map[string]bool
+}
+
+// reindex rebuilds the index entries that changed, sharing the rest with
+// the previous index: a credential's whole entry when full, else a copy of
+// its entry with the named pairs' entries redone. A credential's entry
+// holds only its pairs with something to index (pairEntry), so redoing one
+// pair costs the credential's banned and cooling pairs, not all it has.
+func (s *Snapshot) reindex(changes map[string]*reindexCred) {
+	if len(changes) == 0 {
 		return
 	}
 	creds := maps.Clone(s.index.creds)
-	for name := range names {
-		creds[name] = s.credBlocks(s.creds[name])
+	for name, ch := range changes {
+		c, prev := s.creds[name], creds[name]
+		if ch.full || prev == nil {
+			creds[name] = s.credBlocks(c)
+			continue
+		}
+		cb := *prev
+		cb.pairs = maps.Clone(prev.pairs)
+		for model := range ch.models {
+			if pb, ok := s.pairEntry(model, c.pairs[model]); ok {
+				cb.pairs[model] = pb
+			} else {
+				delete(cb.pairs, model)
+			}
+		}
+		creds[name] = &cb
 	}
 	s.index.creds = creds
 }
 
+// pairEntry is the index entry of pair p of model, and false when p has
+// nothing to index (no ban, no cooldown): Blocked then answers from the
+// credential and the model's bench, as the entry would.
+func (s *Snapshot) pairEntry(model string, p *pairRec) (pairBlocks, bool) {
+	if p == nil || (p.ban == nil && p.cooldown == nil) {
+		return pairBlocks{}, false
+	}
+	pb := pairBlocks{bench: s.index.bench[model]}
+	pb.ban, pb.banPerm = banEnd(p.ban)
+	pb.banManual = p.ban != nil && !probed(p.ban)
+	if r := openProbe(p); r != nil {
+		pb.probe = &r.claim
+	}
+	if p.cooldown != nil {
+		pb.cooldown = p.cooldown.until
+	}
+	return pb, true
+}
+
 func (s *Snapshot) credBlocks(c *credRec) *credBlocks {
-	cb := &credBlocks{pairs: make(map[string]pairBlocks, len(c.pairs))}
+	cb := &credBlocks{pairs: map[string]pairBlocks{}}
 	cb.wild, cb.wildPerm = banEnd(c.wild)
 	if c.cooldown != nil {
 		cb.cooldown = c.cooldown.until
@@ -159,16 +204,9 @@ func (s *Snapshot) credBlocks(c *credRec) *credBlocks {
 		cb.probe = &r.claim
 	}
 	for model, p := range c.pairs {
-		pb := pairBlocks{bench: s.index.bench[model]}
-		pb.ban, pb.banPerm = banEnd(p.ban)
-		pb.banManual = p.ban != nil && !probed(p.ban)
-		if r := openProbe(p); r != nil {
-			pb.probe = &r.claim
+		if pb, ok := s.pairEntry(model, p); ok {
+			cb.pairs[model] = pb
 		}
-		if p.cooldown != nil {
-			pb.cooldown = p.cooldown.until
-		}
-		cb.pairs[model] = pb
 	}
 	return cb
 }

@@ -89,9 +89,21 @@ func (s *State) publish(prev *Snapshot) *Snapshot {
 }
 
 // publishCreds gives n fresh copies of the changed credentials and pairs,
-// and returns the credentials whose block index entries changed.
-func (s *State) publishCreds(prev, n *Snapshot) map[string]bool {
-	reindex := map[string]bool{}
+// and returns the block index entries that changed.
+func (s *State) publishCreds(prev, n *Snapshot) map[string]*reindexCred {
+	reindex := map[string]*reindexCred{}
+	mark := func(cred string, full bool, model string) {
+		r := reindex[cred]
+		if r == nil {
+			r = &reindexCred{models: map[string]bool{}}
+			reindex[cred] = r
+		}
+		if full {
+			r.full = true
+		} else {
+			r.models[model] = true
+		}
+	}
 	if len(s.dirtyCreds)+len(s.dirtyPairs) == 0 {
 		return reindex
 	}
@@ -105,11 +117,11 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]bool {
 		if old := prev.creds[name]; old != nil {
 			fc.pairs = maps.Clone(old.pairs)
 			if old.wild != fc.wild || old.cooldown != fc.cooldown || old.probe != fc.probe {
-				reindex[name] = true
+				mark(name, true, "")
 			}
 		} else {
 			fc.pairs = map[string]*pairRec{}
-			reindex[name] = true
+			mark(name, true, "")
 		}
 		fresh[name] = fc
 		n.creds[name] = fc
@@ -121,14 +133,18 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]bool {
 	for _, p := range s.dirtyPairs {
 		fc := own(p.cred)
 		if p.gone {
-			if _, ok := fc.pairs[p.model]; ok {
+			if old, ok := fc.pairs[p.model]; ok {
 				delete(fc.pairs, p.model)
-				reindex[p.cred] = true
+				if old.ban != nil || old.cooldown != nil {
+					mark(p.cred, false, p.model)
+				}
 			}
 			continue
 		}
-		if old := fc.pairs[p.model]; old == nil || old.ban != p.ban || old.cooldown != p.cooldown || old.probe != p.probe {
-			reindex[p.cred] = true
+		old := fc.pairs[p.model]
+		if old == nil && (p.ban != nil || p.cooldown != nil) ||
+			old != nil && (old.ban != p.ban || old.cooldown != p.cooldown || old.probe != p.probe) {
+			mark(p.cred, false, p.model)
 		}
 		fc.pairs[p.model] = p.frozen()
 	}

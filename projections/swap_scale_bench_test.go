@@ -7,14 +7,24 @@ import (
 )
 
 // BenchmarkSwapPerEvent is Live.Apply of one outcome with nothing pending
-// (so it publishes a snapshot) on a credential holding n named pairs. The
-// event touches one pair; what grows with n is the copy of the credential's
-// pair map and of the model map a publish makes.
+// (so it publishes a snapshot) on a credential holding n named pairs, on
+// one of them or (new-pair) on a model the credential had none of. The
+// event touches one pair; what still grows with n is the copy of the
+// credential's pair map a publish makes (and of the model map when the
+// model's failure window changes).
 //
 //	go test ./projections -run '^$' -bench SwapPerEvent
 func BenchmarkSwapPerEvent(b *testing.B) {
-	for _, n := range []int{10, 1000, 20000} {
-		b.Run(fmt.Sprintf("pairs=%d", n), func(b *testing.B) {
+	for _, run := range []struct {
+		n        int
+		newPairs bool
+	}{{10, false}, {1000, false}, {20000, false}, {10, true}, {1000, true}, {20000, true}} {
+		n, newPairs := run.n, run.newPairs
+		name := fmt.Sprintf("pairs=%d", n)
+		if newPairs {
+			name = fmt.Sprintf("new-pair/pairs=%d", n)
+		}
+		b.Run(name, func(b *testing.B) {
 			live := NewLive(nil)
 			seq := uint64(0)
 			apply := func(model string, pending uint64) {
@@ -33,7 +43,11 @@ func BenchmarkSwapPerEvent(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				apply(models[i%len(models)], 0)
+				if newPairs {
+					apply(fmt.Sprintf("new-%07d", i), 0)
+				} else {
+					apply(models[i%len(models)], 0)
+				}
 				i++
 			}
 		})

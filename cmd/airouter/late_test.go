@@ -22,8 +22,8 @@ const tenStrikes = "fail2ban:\n  max_attempts: 10\n  ban_duration: 1h\n  error_c
 // the events stream on one replica.
 func externalConfig(t *testing.T, c *natsCluster, extra string, ups ...*upstream) *config.Config {
 	t.Helper()
-	events := fmt.Sprintf("events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 1\n  max_bytes: 64MiB\n",
-		filepath.Join(t.TempDir(), "unused"), c.URLs())
+	events := fmt.Sprintf("events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 1\n  max_bytes: 64MiB\n  replica_id: test-%d\n",
+		filepath.Join(t.TempDir(), "unused"), c.URLs(), replicaSerial.Add(1))
 	return buildConfig(t, events, extra, ups...)
 }
 

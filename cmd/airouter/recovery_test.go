@@ -240,10 +240,12 @@ func TestClusterOneProbePerInterval(t *testing.T) {
 	srv := testkit.StartNATS(t)
 	a, b := newUpstream(t, 503), newUpstream(t, 200)
 	clock := clockwork.NewFakeClock()
-	events := fmt.Sprintf("events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 1\n",
-		filepath.Join(t.TempDir(), "unused"), srv.URL())
-	x := startRecoveryReplica(t, "X", buildConfig(t, events, recoveryExtra, a, b), clock)
-	y := startRecoveryReplica(t, "Y", buildConfig(t, events, recoveryExtra, a, b), clock)
+	events := func(id string) string {
+		return fmt.Sprintf("events:\n  store_dir: %s\n  storage: file\n  nats_url: %s\n  replicas: 1\n  replica_id: %s\n",
+			filepath.Join(t.TempDir(), "unused"), srv.URL(), id)
+	}
+	x := startRecoveryReplica(t, "X", buildConfig(t, events("x"), recoveryExtra, a, b), clock)
+	y := startRecoveryReplica(t, "Y", buildConfig(t, events("y"), recoveryExtra, a, b), clock)
 	chat(t, x)
 	waitBanned(t, x, clock, "cred-a")
 	waitBanned(t, y, clock, "cred-a")

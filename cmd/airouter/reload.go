@@ -42,16 +42,22 @@ func (rt *router) newReloader() (*reloader, error) {
 	return &reloader{rt: rt, count: c, cur: rt.cfg}, nil
 }
 
-// watch makes path the file reloads read and reloads it on every SIGHUP
-// until ctx ends.
-func (rl *reloader) watch(ctx context.Context, path string) {
+// notifyHangup catches SIGHUP from before the router starts, so that one
+// sent while it replays the log does not end the process: it is applied
+// once the router has started (watch).
+func notifyHangup() (hup chan os.Signal, stop func()) {
+	hup = make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup, func() { signal.Stop(hup) }
+}
+
+// watch makes path the file reloads read and reloads it on every signal
+// on hup until ctx ends.
+func (rl *reloader) watch(ctx context.Context, path string, hup <-chan os.Signal) {
 	rl.mu.Lock()
 	rl.path = path
 	rl.mu.Unlock()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
-		defer signal.Stop(hup)
 		for {
 			select {
 			case <-ctx.Done():

@@ -64,12 +64,16 @@ type logHealth struct {
 	Status string `json:"status"`
 	Log    struct {
 		Replicas []struct {
-			Replica   string    `json:"replica"`
-			LastHeard time.Time `json:"last_heard"`
-			Self      bool      `json:"self"`
+			Replica           string    `json:"replica"`
+			LastHeard         time.Time `json:"last_heard"`
+			PolicyFingerprint string    `json:"policy_fingerprint"`
+			Self              bool      `json:"self"`
 		} `json:"replicas"`
 		ReplicaConflict string `json:"replica_conflict"`
 	} `json:"log"`
+	Policy struct {
+		Fingerprint string `json:"fingerprint"`
+	} `json:"policy"`
 	Credentials map[string]struct {
 		CurrentRPM int `json:"current_rpm"`
 		CurrentTPM int `json:"current_tpm"`
@@ -131,6 +135,11 @@ func TestReplicasShareRateWindows(t *testing.T) {
 		if len(h.Log.Replicas) != 2 || h.Log.Replicas[0].Replica != "replica-a" || h.Log.Replicas[1].Replica != "replica-b" ||
 			h.Log.Replicas[0].Self != (r == a) || !h.Log.Replicas[0].LastHeard.Equal(clock.Now()) {
 			t.Errorf("%s /health log.replicas = %+v, want replica-a and replica-b heard at %s", r.replica, h.Log.Replicas, clock.Now())
+		}
+		for _, s := range h.Log.Replicas {
+			if s.PolicyFingerprint == "" || s.PolicyFingerprint != h.Policy.Fingerprint {
+				t.Errorf("%s lists %s with policy fingerprint %q, want its file's %q", r.replica, s.Replica, s.PolicyFingerprint, h.Policy.Fingerprint)
+			}
 		}
 		if h.Log.ReplicaConflict != "" || h.Status != "healthy" {
 			t.Errorf("%s /health = %s, conflict %q", r.replica, h.Status, h.Log.ReplicaConflict)

@@ -37,10 +37,12 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Server.Port, err)
 	}
+	hup, stopHup := notifyHangup()
+	defer stopHup()
 	return serveProcess(ctx, cfg.Server, logger, ln, func(ctx context.Context) (*router, error) {
 		rt, err := startRouter(ctx, cfg, logger)
 		if err == nil {
-			rt.reload.watch(ctx, *path) // SIGHUP and POST /api/reload re-read it
+			rt.reload.watch(ctx, *path, hup) // SIGHUP and POST /api/reload re-read it
 		}
 		return rt, err
 	})

@@ -25,7 +25,6 @@ func (rt *router) buildSurfaces() error {
 	ad.Publish = rt.log.PublishControl
 	ad.LogStatus = rt.logStatus
 	ad.Watched = rt.watched
-	ad.FilePolicy = rt.ownFingerprint
 	admin, err := adminapi.New(ad)
 	if err != nil {
 		return err
@@ -69,6 +68,10 @@ func adminDeps(cfg *config.Config, logger hclog.Logger) adminapi.Deps {
 		ChangeTimeout:   cfg.Server.RequestTimeout,
 		ConfiguredPairs: configuredPairs(cfg),
 	}
+	// The file's policy, which /health compares with the policy in force,
+	// in the router and in replay's views alike.
+	fp := domain.PolicyFingerprint(cfg.BanPolicy())
+	ad.FilePolicy = func() string { return fp }
 	for _, c := range cfg.Credentials {
 		ad.Credentials = append(ad.Credentials, adminapi.Credential{
 			Name: c.Name, Type: c.Type, IsFallback: c.IsFallback,

@@ -25,6 +25,7 @@
 //	airouter.events.bench.<model>                  model.benched, model.unbenched
 //	airouter.events.settings.fallback              settings.fallback_changed
 //	airouter.events.policy                         policy.changed
+//	airouter.events.replica.<replica id>           replica.heartbeat
 //	airouter.checkpoints.projections               projection checkpoints
 //
 // Every <credential> and <model> is one token, escaped reversibly by

@@ -32,17 +32,22 @@ const (
 // errNoLeader is a stream's info naming no leader.
 var errNoLeader = errors.New("the stream has no leader yet")
 
+// errNotVisible is a stream just created or found that a server answers
+// is not there: the cluster has not spread its assignment yet.
+var errNotVisible = errors.New("the stream is not visible on every server yet")
+
 // jsClusterNotAvailable is the JetStream API's error code for "JetStream
 // system temporarily unavailable", answered while a group has no leader.
 const jsClusterNotAvailable jetstream.ErrorCode = 10008
 
 // noLeaderYet reports whether err is what a stream without a leader
 // answers: nothing (the try's timeout), no responders, "temporarily
-// unavailable", or info without a leader.
+// unavailable", info without a leader, or (errNotVisible) not found right
+// after it was created or found.
 func noLeaderYet(err error) bool {
 	var apiErr *jetstream.APIError
 	switch {
-	case errors.Is(err, errNoLeader), errors.Is(err, context.DeadlineExceeded),
+	case errors.Is(err, errNoLeader), errors.Is(err, errNotVisible), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, nats.ErrTimeout), errors.Is(err, nats.ErrNoResponders),
 		errors.Is(err, jetstream.ErrNoStreamResponse):
 		return true
@@ -72,14 +77,14 @@ func (c *conn) whileElecting(ctx context.Context, what string, try func(context.
 		switch {
 		case err == nil:
 			if tries > 1 {
-				c.log.Info("stream answered after its leader election", "what", what,
+				c.log.Info("stream ready on the cluster", "what", what,
 					"tries", tries, "waited", time.Since(began).Round(time.Millisecond).String())
 			}
 			return nil
 		case !noLeaderYet(err): // a canceled ctx included
 			return err
 		case tries == 1:
-			c.log.Info("waiting for the stream's leader to be elected", "what", what, "error", err)
+			c.log.Info("waiting for the stream to be ready on the cluster (a new stream elects its leader first)", "what", what, "error", err)
 		}
 		select {
 		case <-bound.Done():
@@ -92,17 +97,26 @@ func (c *conn) whileElecting(ctx context.Context, what string, try func(context.
 }
 
 // openStream is ensureStream, then a wait until the stream has a leader,
-// both retried while it is being elected.
+// both retried while it is being elected. A stream ensureStream just
+// created or found (possibly created by another replica that instant) that
+// a server then answers is not found is not yet known cluster-wide, and is
+// retried too: ensureStream creates what is truly missing.
 func (c *conn) openStream(ctx context.Context, want jetstream.StreamConfig) (jetstream.Stream, error) {
 	var st jetstream.Stream
+	notVisible := func(err error) error {
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return fmt.Errorf("%w: %w", errNotVisible, err)
+		}
+		return err
+	}
 	err := c.whileElecting(ctx, "open stream "+want.Name, func(ctx context.Context) error {
 		s, err := c.ensureStream(ctx, want)
 		if err != nil {
-			return err
+			return notVisible(err)
 		}
 		info, err := s.Info(ctx)
 		if err != nil {
-			return fmt.Errorf("read stream %s: %w", want.Name, err)
+			return notVisible(fmt.Errorf("read stream %s: %w", want.Name, err))
 		}
 		if info.Cluster != nil && info.Cluster.Leader == "" {
 			return fmt.Errorf("stream %s: %w", want.Name, errNoLeader)

@@ -41,7 +41,7 @@ func TestOpenFailsAtOnceOnAStreamItCannotUse(t *testing.T) {
 	if !strings.Contains(err.Error(), `has subjects [other.>], not "`+EventsSubjects+`"`) {
 		t.Fatalf("Open: %v", err)
 	}
-	if strings.Contains(logs.String(), "waiting for the stream's leader") {
+	if strings.Contains(logs.String(), "waiting for the stream to be ready") {
 		t.Fatalf("a real error was retried as an election:\n%s", logs.String())
 	}
 }

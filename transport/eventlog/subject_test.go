@@ -49,6 +49,8 @@ func TestSubject(t *testing.T) {
 			"airouter.events.settings.fallback"},
 		{"policy", domain.Event{Kind: domain.KindPolicyChanged, Policy: &domain.PolicyChange{Fingerprint: "abc"}},
 			"airouter.events.policy"},
+		{"heartbeat", domain.Event{Kind: domain.KindReplicaHeartbeat, Heartbeat: &domain.Heartbeat{Replica: "host-1.example:8080", Instance: "i"}},
+			"airouter.events.replica.host-1~2Eexample:8080"},
 		{"unknown kind", domain.Event{Kind: "x.y"}, ""},
 		{"kind without payload", domain.Event{Kind: domain.KindBanImposed}, ""},
 	}

@@ -35,7 +35,14 @@ func (pl *pool) fallbackProbe(g Gate, now time.Time, sec int64, skip idxSet, ep 
 			continue
 		}
 		b, blocked := g.Blocked(c.cred.name, c.model, now)
-		if !blocked || b.Probe == nil || c.probeSeen.Load() == b.Probe || !pl.probes.open(b.Probe) || c.full(sec) {
+		if !blocked || b.Probe == nil || c.probeSeen.Load() == b.Probe {
+			continue
+		}
+		if !pl.probes.open(b.Probe) {
+			c.probeSeen.Store(b.Probe)
+			continue
+		}
+		if c.full(sec) {
 			continue
 		}
 		taken := pl.probes.take(b.Probe)

@@ -106,6 +106,7 @@ func (p *Proxy) Reload(ctx context.Context, d Deps) error {
 	p.mu.Unlock()
 	if hasProxyCredentials(c) {
 		_ = p.RefreshModels(ctx) // failures are logged; unlearned credentials serve any model
+		p.startRefresh()
 	}
 	return nil
 }

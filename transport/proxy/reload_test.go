@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,4 +68,53 @@ func TestReloadRelearnsProxyCredentials(t *testing.T) {
 		f.clock.Advance(defaultRefresh + time.Second)
 		return slices.Contains(f.p.Models(), "m3")
 	})
+}
+
+// Requests running while reloads swap the credentials back and forth all
+// succeed: each keeps the table it started with.
+func TestReloadUnderTrafficDropsNoRequest(t *testing.T) {
+	a, b := newUpstream(t), newUpstream(t)
+	f := newFixture(t, []Credential{cred("a", a)}, routesFor("m", "a"), nil)
+	sets := [][]Credential{{cred("b", b)}, {cred("a", a)}}
+	done := make(chan struct{})
+	failed := make(chan string, 64)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				resp, body := f.post("/v1/chat/completions", `{"model":"m"}`)
+				if resp.StatusCode != 200 {
+					select {
+					case failed <- body:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	for i := range 50 {
+		set := sets[i%2]
+		if err := f.p.Reload(context.Background(), reloadDeps(f, set, routesFor("m", set[0].Name))); err != nil {
+			t.Fatal(err)
+		}
+		served := a.count() + b.count()
+		testkit.Eventually(t, "a request served between reloads", func() bool { return a.count()+b.count() > served })
+	}
+	close(done)
+	wg.Wait()
+	select {
+	case body := <-failed:
+		t.Fatalf("a request during the reloads failed: %s", body)
+	default:
+	}
+	if a.count() == 0 || b.count() == 0 {
+		t.Fatalf("requests a=%d b=%d: both credential sets should have served", a.count(), b.count())
+	}
 }

@@ -48,8 +48,8 @@ func BenchmarkPoolScale(b *testing.B) {
 
 type poolScale struct {
 	startup, sel, swapOutcome, swapBan, health, healthOne time.Duration
-	heapMB                                                 float64
-	healthBytes                                            int
+	heapMB                                                float64
+	healthBytes                                           int
 }
 
 // scalePool is the configuration and the log of a pool of creds × models
@@ -122,7 +122,7 @@ func measurePool(b *testing.B, creds, models int) poolScale {
 	api, err := adminapi.New(adminapi.Deps{MasterKey: masterKey, Credentials: acs, ConfiguredPairs: pairs,
 		Snapshot: live.Load, WaitFor: live.WaitFor,
 		Publish: func(context.Context, domain.Event) (uint64, error) { return 0, errors.New("read-only") },
-		Logger: hclog.NewNullLogger(), Clock: func() time.Time { return testNow },
+		Logger:  hclog.NewNullLogger(), Clock: func() time.Time { return testNow },
 		LogStatus: func() adminapi.LogStatus { return adminapi.LogStatus{Connected: true} }})
 	if err != nil {
 		b.Fatal(err)

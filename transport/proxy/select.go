@@ -114,8 +114,15 @@ func (c *candidate) usable(g Gate, now time.Time, sec int64, ep endpoint, rej *r
 	if g != nil {
 		if b, blocked := g.Blocked(c.cred.name, c.model, now); blocked {
 			rej.countBlock(b.Reason)
-			if b.Probe != nil && c.probeSeen.Load() != b.Probe && pr.open(b.Probe) && !c.full(sec) {
-				return false, b.Probe
+			if b.Probe != nil && c.probeSeen.Load() != b.Probe {
+				switch {
+				case !pr.open(b.Probe):
+					// Spent, or another replica's: later picks skip the
+					// lock (a credential's claim reaches all its pairs).
+					c.probeSeen.Store(b.Probe)
+				case !c.full(sec):
+					return false, b.Probe
+				}
 			}
 			return false, nil
 		}
