@@ -1,8 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -30,10 +28,8 @@ func newStreamMetrics(reg prometheus.Registerer) (*streamMetrics, error) {
 			Help: "GET /api/events streams the router ended because the client read slower than the log grew (it resumes with Last-Event-ID).",
 		}),
 	}
-	for _, c := range []prometheus.Collector{s.open, s.refused, s.cut} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register the event stream metrics: %w", err)
-		}
+	if err := registerAll(reg, "event stream metrics", s.open, s.refused, s.cut); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

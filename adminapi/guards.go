@@ -1,7 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -45,10 +44,8 @@ func newGuardMetrics(reg prometheus.Registerer) (*guardMetrics, error) {
 		}, []string{"credential", "model", "error_code"}),
 		warned: map[string]*withheldWarn{},
 	}
-	for _, c := range []prometheus.Collector{m.withheld, m.shadow} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register the guard metrics: %w", err)
-		}
+	if err := registerAll(reg, "guard metrics", m.withheld, m.shadow); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

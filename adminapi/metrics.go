@@ -1,7 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -95,12 +94,10 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 			Help: "Client requests answered by the router because no candidate served them, by the status sent.",
 		}, []string{"status"}),
 	}
-	for _, c := range []prometheus.Collector{
+	if err := registerAll(reg, "admin metrics",
 		m.requests, m.duration, m.bans, m.unbans, m.cooldowns, m.benches, m.unbenches, m.hops, m.exhausted,
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register the admin metrics: %w", err)
-		}
+	); err != nil {
+		return nil, err
 	}
 	u, err := newUsageMetrics(reg)
 	if err != nil {

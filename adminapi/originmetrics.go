@@ -1,8 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/airouter/airouter/domain"
@@ -28,10 +26,8 @@ func newOriginMetrics(reg prometheus.Registerer) (*originMetrics, error) {
 			Help: "Bans ended, by what ended them: admin (an unban), recovery (a probe answered), expiry (the ban's time was up).",
 		}, []string{"by"}),
 	}
-	for _, c := range []prometheus.Collector{o.bans, o.unbans} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register the ban origin metrics: %w", err)
-		}
+	if err := registerAll(reg, "ban origin metrics", o.bans, o.unbans); err != nil {
+		return nil, err
 	}
 	return o, nil
 }

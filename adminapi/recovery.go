@@ -1,7 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,10 +35,8 @@ func newRecoveryMetrics(reg prometheus.Registerer) (*recoveryMetrics, error) {
 			Help: "Recovery probes of automatic bans: claimed (a claim in the log, counted by every replica), and succeeded or failed (sent by this replica).",
 		}, []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.panics, m.probes} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register the recovery metrics: %w", err)
-		}
+	if err := registerAll(reg, "recovery metrics", m.panics, m.probes); err != nil {
+		return nil, err
 	}
 	for _, r := range []string{probeClaimed, probeSucceeded, probeFailed} {
 		m.probes.WithLabelValues(r)

@@ -1,8 +1,6 @@
 package adminapi
 
 import (
-	"fmt"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -41,10 +39,8 @@ func newUsageMetrics(reg prometheus.Registerer) (*usageMetrics, error) {
 			Help: "Upstream attempts that did not answer 2xx: an error status, a transport failure (502) or a timeout (408); attempts the client canceled are not counted.",
 		}, []string{"credential"}),
 	}
-	for _, c := range []prometheus.Collector{u.input, u.output, u.reasoning, u.cached, u.aborted, u.credErrors} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register the usage metrics: %w", err)
-		}
+	if err := registerAll(reg, "usage metrics", u.input, u.output, u.reasoning, u.cached, u.aborted, u.credErrors); err != nil {
+		return nil, err
 	}
 	return u, nil
 }
@@ -52,15 +48,10 @@ func newUsageMetrics(reg prometheus.Registerer) (*usageMetrics, error) {
 // registerRuntime adds the standard process and Go runtime collectors
 // (process_cpu_seconds_total, go_goroutines, ...) to a registry New made.
 func registerRuntime(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{
+	return registerAll(reg, "runtime metrics",
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewGoCollector(),
-	} {
-		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("register the runtime metrics: %w", err)
-		}
-	}
-	return nil
+	)
 }
 
 // Tokens records the usage one answered attempt's response reported. The

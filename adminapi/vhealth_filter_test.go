@@ -5,11 +5,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
 
@@ -18,17 +16,7 @@ import (
 func TestDashboardPassesHealthFilters(t *testing.T) {
 	ctx := browser(t)
 	r := newRig(t)
-	var mu sync.Mutex
-	var requested []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			mu.Lock()
-			requested = append(requested, e.Request.URL)
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatalf("start the browser: %v", err)
-	}
+	requested := recordRequests(t, ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL+"/vhealth?credential=openai-2")); err != nil {
 		t.Fatalf("open /vhealth: %v", err)
 	}
@@ -44,9 +32,8 @@ func TestDashboardPassesHealthFilters(t *testing.T) {
 	if got := slices.Sorted(maps.Keys(v.Cards)); !slices.Equal(got, []string{"openai-2"}) {
 		t.Errorf("the page shows credentials %v, want openai-2 alone", got)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.ContainsFunc(requested, func(u string) bool { return strings.HasSuffix(u, "/health?credential=openai-2") }) {
-		t.Errorf("the page requested %v, not /health?credential=openai-2", requested)
+	urls := requested.all()
+	if !slices.ContainsFunc(urls, func(u string) bool { return strings.HasSuffix(u, "/health?credential=openai-2") }) {
+		t.Errorf("the page requested %v, not /health?credential=openai-2", urls)
 	}
 }

@@ -3,6 +3,7 @@ package adminapi
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,17 +67,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	r.admin("POST", "/api/ban", `{"credential":"openai-1","ttl":"30m","reason":"air-scaler drain"}`, 200)
 	r.failures("openai-2", "gpt-4o", 429, 3, 2*time.Hour)
 
-	var mu sync.Mutex
-	var requested []string
-	if err := chromedp.Listen(ctx, func(ev any) {
-		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
-			mu.Lock()
-			requested = append(requested, e.Request.URL)
-			mu.Unlock()
-		}
-	}); err != nil {
-		t.Fatalf("start the browser: %v", err)
-	}
+	requested := recordRequests(t, ctx)
 	if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL+"/vhealth?every=1")); err != nil {
 		t.Fatalf("open /vhealth: %v", err)
 	}
@@ -151,13 +142,40 @@ func TestDashboardInABrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, "vhealth-after.png")
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, u := range requested {
+	for _, u := range requested.all() {
 		if !strings.HasPrefix(u, r.srv.URL+"/") && !strings.HasPrefix(u, "data:") {
 			t.Errorf("the page requested %s: it must load nothing from elsewhere", u)
 		}
 	}
+}
+
+// requestLog holds the URL of every request a browser tab sent.
+type requestLog struct {
+	mu   sync.Mutex
+	urls []string
+}
+
+// recordRequests records the requests the browser tab ctx sends from now on.
+func recordRequests(t *testing.T, ctx context.Context) *requestLog {
+	t.Helper()
+	l := &requestLog{}
+	if err := chromedp.Listen(ctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			l.mu.Lock()
+			l.urls = append(l.urls, e.Request.URL)
+			l.mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatalf("start the browser: %v", err)
+	}
+	return l
+}
+
+// all is the URLs requested so far, in order.
+func (l *requestLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.urls)
 }
 
 // screenshot saves the page for a person to look at (testkit.Screenshot).

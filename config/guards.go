@@ -53,12 +53,7 @@ func buildCooldown(c *checker, f fileCooldown) Cooldown {
 		RateLimitMax:  c.duration(p+"rate_limit_max", f.RateLimitMax, DefaultRateLimitMax),
 		Auth:          c.duration(p+"auth", f.Auth, 0),
 	}
-	switch {
-	case cd.RateLimitMax == 0:
-		c.add(p+"rate_limit_max", "0 is invalid: it bounds the rate-limit ladder (default %s)", DefaultRateLimitMax)
-	case cd.RateLimitBase > cd.RateLimitMax:
-		c.add(p+"rate_limit_base", "%s is above cooldown.rate_limit_max %s", cd.RateLimitBase, cd.RateLimitMax)
-	}
+	c.ladder(p, "rate_limit_base", "rate_limit_max", cd.RateLimitBase, cd.RateLimitMax, "the rate-limit ladder", DefaultRateLimitMax)
 	if cd.RateLimitMax > domain.MaxRetryAfter {
 		c.add(p+"rate_limit_max", "%s is above the longest cooldown, %s", cd.RateLimitMax, domain.MaxRetryAfter)
 	}

@@ -30,12 +30,7 @@ func buildRecovery(c *checker, f fileRecovery) Recovery {
 		ProbeAfter: c.duration(p+"probe_after", f.ProbeAfter, 0),
 		ProbeMax:   c.duration(p+"probe_max", f.ProbeMax, DefaultProbeMax),
 	}
-	switch {
-	case r.ProbeMax == 0:
-		c.add(p+"probe_max", "0 is invalid: it bounds the wait between probes (default %s)", DefaultProbeMax)
-	case r.ProbeAfter > r.ProbeMax:
-		c.add(p+"probe_after", "%s is above fail2ban.recovery.probe_max %s", r.ProbeAfter, r.ProbeMax)
-	}
+	c.ladder(p, "probe_after", "probe_max", r.ProbeAfter, r.ProbeMax, "the wait between probes", DefaultProbeMax)
 	return r
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -32,10 +31,7 @@ type Checkpointer struct {
 	logger hclog.Logger
 	latest chan checkpoint
 
-	mu      sync.Mutex
-	started bool
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	loop loop
 }
 
 type checkpoint struct {
@@ -74,16 +70,7 @@ func (c *Checkpointer) Offer(seq uint64, data []byte) {
 // Start saves offered checkpoints until ctx ends or Stop is called. A
 // second Start does nothing.
 func (c *Checkpointer) Start(ctx context.Context) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.started {
-		return
-	}
-	c.started = true
-	ctx, c.cancel = context.WithCancel(ctx)
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
+	c.loop.start(ctx, nil, 0, func(ctx context.Context, _ <-chan time.Time) {
 		for {
 			select {
 			case <-ctx.Done():
@@ -92,22 +79,16 @@ func (c *Checkpointer) Start(ctx context.Context) {
 				c.save(cp)
 			}
 		}
-	}()
+	})
 }
 
 // Stop ends what Start started; a save in progress finishes. A checkpoint
 // still waiting is not saved.
-func (c *Checkpointer) Stop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cancel != nil {
-		c.cancel()
-	}
-}
+func (c *Checkpointer) Stop() { c.loop.stop() }
 
 // Wait returns once the goroutine Start began has returned (at once when
 // the checkpointer was never started).
-func (c *Checkpointer) Wait() { c.wg.Wait() }
+func (c *Checkpointer) Wait() { c.loop.wait() }
 
 // save writes one checkpoint; a failure is logged, and the next offer
 // tries again.

@@ -19,7 +19,6 @@ package decisions
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -138,10 +137,7 @@ type Engine struct {
 	// goroutine only).
 	lastFailLog time.Time
 
-	mu      sync.Mutex
-	started bool
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	loop loop
 }
 
 // New checks the configuration and builds a stopped engine.
@@ -242,20 +238,7 @@ func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projection
 // snapshot holds past their until, until ctx ends or Stop is called. The
 // sweep's ticker exists when Start returns. A second Start does nothing.
 func (e *Engine) Start(ctx context.Context) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.started {
-		return
-	}
-	e.started = true
-	ctx, e.cancel = context.WithCancel(ctx)
-	tick := e.clock.NewTicker(e.sweepEvery)
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer tick.Stop()
-		e.run(ctx, tick.Chan())
-	}()
+	e.loop.start(ctx, e.clock, e.sweepEvery, e.run)
 }
 
 func (e *Engine) run(ctx context.Context, tick <-chan time.Time) {
@@ -276,17 +259,11 @@ func (e *Engine) run(ctx context.Context, tick <-chan time.Time) {
 
 // Stop ends what Start started; an in-flight publish is abandoned. Wait
 // returns once it has ended. Decisions still queued are not published.
-func (e *Engine) Stop() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.cancel != nil {
-		e.cancel()
-	}
-}
+func (e *Engine) Stop() { e.loop.stop() }
 
 // Wait returns once the goroutine Start began has returned (at once when
 // the engine was never started).
-func (e *Engine) Wait() { e.wg.Wait() }
+func (e *Engine) Wait() { e.loop.wait() }
 
 // enqueue hands d to the publishing goroutine without waiting; a full
 // queue drops it, counted and logged.

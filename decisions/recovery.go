@@ -3,7 +3,6 @@ package decisions
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,9 +67,7 @@ type Prober struct {
 	// lastFailLog is when a failed claim was last logged (run goroutine).
 	lastFailLog time.Time
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	loop loop
 }
 
 // NewProber checks the configuration and builds a stopped prober.
@@ -107,39 +104,23 @@ func NewProber(c ProberConfig) (*Prober, error) {
 // ticker exists when Start returns. It ticks with probes off too, since a
 // policy.changed may turn them on. A second call does nothing.
 func (p *Prober) Start(ctx context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cancel != nil {
-		return
-	}
-	ctx, p.cancel = context.WithCancel(ctx)
-	tick := p.cfg.Clock.NewTicker(p.cfg.Every)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		defer tick.Stop()
+	p.loop.start(ctx, p.cfg.Clock, p.cfg.Every, func(ctx context.Context, tick <-chan time.Time) {
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-tick.Chan():
+			case <-tick:
 				p.claimDue(ctx)
 			}
 		}
-	}()
+	})
 }
 
 // Stop ends what Start started; Wait returns once it has ended.
-func (p *Prober) Stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cancel != nil {
-		p.cancel()
-	}
-}
+func (p *Prober) Stop() { p.loop.stop() }
 
 // Wait returns once the goroutine Start began has returned.
-func (p *Prober) Wait() { p.wg.Wait() }
+func (p *Prober) Wait() { p.loop.wait() }
 
 // Claimed is how many claims this prober published (stored or found
 // stored by another replica's identical id).

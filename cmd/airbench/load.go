@@ -132,20 +132,12 @@ func runLoad(c loadCmd) loadResult {
 
 // closedLoop keeps conns requests in flight until deadline.
 func closedLoop(cl *client, conns int, deadline time.Time) []sample {
-	per := make([][]sample, conns)
-	var wg sync.WaitGroup
-	for w := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 4096)
-			for time.Now().Before(deadline) {
-				per[w] = append(per[w], cl.send(time.Now(), buf))
-			}
-		}()
-	}
-	wg.Wait()
-	return slices.Concat(per...)
+	return perConn(conns, func(_ int, buf []byte) (got []sample) {
+		for time.Now().Before(deadline) {
+			got = append(got, cl.send(time.Now(), buf))
+		}
+		return got
+	})
 }
 
 // openLoop sends rate requests per second for d over conns connections,
@@ -155,19 +147,27 @@ func closedLoop(cl *client, conns int, deadline time.Time) []sample {
 // in flight stay bounded by conns, as behind a client's connection pool.
 func openLoop(cl *client, conns, rate int, start time.Time, d time.Duration) []sample {
 	interval := time.Duration(float64(time.Second) * float64(conns) / float64(rate))
+	return perConn(conns, func(w int, buf []byte) (got []sample) {
+		for due := start.Add(interval * time.Duration(w) / time.Duration(conns)); due.Before(start.Add(d)); due = due.Add(interval) {
+			if wait := time.Until(due); wait > 0 {
+				time.Sleep(wait)
+			}
+			got = append(got, cl.send(due, buf))
+		}
+		return got
+	})
+}
+
+// perConn runs send for each of conns connections at once, each with its
+// own read buffer, and returns all their samples.
+func perConn(conns int, send func(w int, buf []byte) []sample) []sample {
 	per := make([][]sample, conns)
 	var wg sync.WaitGroup
 	for w := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 4096)
-			for due := start.Add(interval * time.Duration(w) / time.Duration(conns)); due.Before(start.Add(d)); due = due.Add(interval) {
-				if wait := time.Until(due); wait > 0 {
-					time.Sleep(wait)
-				}
-				per[w] = append(per[w], cl.send(due, buf))
-			}
+			per[w] = send(w, make([]byte, 4096))
 		}()
 	}
 	wg.Wait()

@@ -2,13 +2,11 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/airouter/airouter/internal/testkit"
 )
@@ -46,12 +44,7 @@ func testServeSIGTERM(t *testing.T, bin string) {
 		return st == 200
 	})
 
-	inflight := make(chan int, 1)
-	go func() {
-		st, _, _ := chat(t, r)
-		inflight <- st
-	}()
-	testkit.Receive(t, "the request to reach the upstream", entered)
+	inflight := holdInFlight(t, r, entered)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -59,22 +52,8 @@ func testServeSIGTERM(t *testing.T, bin string) {
 		st, body := get(t, r.url+"/readyz")
 		return st == 503 && strings.Contains(body, `"draining"`)
 	})
-	testkit.Eventually(t, "the port to close after the delay", func() bool {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err != nil
-	})
-	select {
-	case st := <-inflight:
-		t.Fatalf("the request in flight ended (%d) before its upstream answered", st)
-	default:
-	}
-	close(release)
-	if st := testkit.Receive(t, "the request in flight to finish", inflight); st != 200 {
-		t.Fatalf("the request in flight = %d, want 200", st)
-	}
+	waitClosed(t, "the port to close after the delay", fmt.Sprintf("127.0.0.1:%d", port))
+	finishInFlight(t, inflight, release)
 	if err := testkit.Receive(t, "the process to exit", exited); err != nil {
 		t.Fatalf("serve exited with %v\n%s", err, logs.String())
 	}

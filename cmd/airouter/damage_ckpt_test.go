@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -31,24 +30,11 @@ func newestBlock(t *testing.T, store string) string {
 // garbleNewestBlock overwrites the length of the middle record in the
 // events stream's newest block file in store with garbage: the server
 // drops the records from there on and rebuilds the stream to a lower last
-// sequence. (A record is a little-endian uint32 length, its top bit
-// flagging headers, then sequence, time, subject, headers, data and hash.)
+// sequence.
 func garbleNewestBlock(t *testing.T, store string) {
 	t.Helper()
 	path := newestBlock(t, store)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var starts []int
-	for i := 0; i+4 <= len(b); {
-		rl := int(binary.LittleEndian.Uint32(b[i:]) &^ (1 << 31))
-		if rl < 22 || i+rl > len(b) {
-			t.Fatalf("%s: no record at offset %d", path, i)
-		}
-		starts = append(starts, i)
-		i += rl
-	}
+	b, starts := testkit.BlockRecords(t, path)
 	if len(starts) < 4 {
 		t.Fatalf("%s holds %d records", path, len(starts))
 	}

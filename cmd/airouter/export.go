@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
 	"io"
 	"time"
 
@@ -16,31 +14,12 @@ import (
 //	airouter export -config FILE [-since T] [-until T] > incident.jsonl
 //	airouter export -nats URL [-since T] [-until T]
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airouter export (-config FILE | -nats URL) [-since T] [-until T] > FILE.jsonl")
-		fs.PrintDefaults()
-	}
-	var sf sourceFlags
-	sf.register(fs, false)
-	var ff filterFlags
-	ff.register(fs, true, false)
-	if err := fs.Parse(args); err != nil {
+	fs := newLogFlags("export", logFlagsFor{window: true}, stderr,
+		"usage: airouter export (-config FILE | -nats URL) [-since T] [-until T] > FILE.jsonl")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("export: unexpected arguments %q", fs.Args())
-	}
-	filter, err := ff.build(time.Now())
-	if err != nil {
-		return err
-	}
-	cfg, err := sf.loadConfig()
-	if err != nil {
-		return err
-	}
-	src, err := openSource(ctx, sf, cfg, toolLogger(stderr), stderr)
+	src, _, filter, err := fs.open(ctx, time.Now(), stderr)
 	if err != nil {
 		return err
 	}

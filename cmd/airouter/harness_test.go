@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -101,16 +100,7 @@ func startOn(t *testing.T, cfg *config.Config, clock clockwork.Clock) *running {
 	if err != nil {
 		t.Fatalf("start router: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		rt.close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{router: rt, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- rt.serve(ctx, ln) }()
-	t.Cleanup(r.stop)
-	return r
+	return serveStarted(t, rt)
 }
 
 // stop shuts the router down as a signal would, once.

@@ -133,6 +133,47 @@ func blockingUpstream(t *testing.T) (url string, entered, release chan struct{})
 	return srv.URL, entered, release
 }
 
+// waitClosed waits until nothing accepts a TCP connection at addr.
+func waitClosed(t *testing.T, what, addr string) {
+	t.Helper()
+	testkit.Eventually(t, what, func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+}
+
+// holdInFlight sends a chat completion to r in the background and returns
+// once blockingUpstream holds it (entered closed); its status arrives on
+// the channel returned when the upstream answers.
+func holdInFlight(t *testing.T, r *running, entered <-chan struct{}) <-chan int {
+	t.Helper()
+	inflight := make(chan int, 1)
+	go func() {
+		st, _, _ := chat(t, r)
+		inflight <- st
+	}()
+	testkit.Receive(t, "the request to reach the upstream", entered)
+	return inflight
+}
+
+// finishInFlight checks that the request held by blockingUpstream has not
+// ended, lets its upstream answer, and waits for its 200.
+func finishInFlight(t *testing.T, inflight <-chan int, release chan struct{}) {
+	t.Helper()
+	select {
+	case st := <-inflight:
+		t.Fatalf("the request in flight ended (%d) before its upstream answered", st)
+	default:
+	}
+	close(release)
+	if st := testkit.Receive(t, "the request in flight to finish", inflight); st != 200 {
+		t.Fatalf("the request in flight = %d, want 200", st)
+	}
+}
+
 // On a stop signal /readyz turns 503 at once while requests are still
 // served for server.shutdown_delay (on the router's clock); then the
 // listener closes and the request in flight still completes.
@@ -161,12 +202,7 @@ func TestShutdownDrainsBeforeStopping(t *testing.T) {
 		return st == 200
 	})
 
-	inflight := make(chan int, 1)
-	go func() {
-		st, _, _ := chat(t, r)
-		inflight <- st
-	}()
-	testkit.Receive(t, "the request to reach the upstream", entered)
+	inflight := holdInFlight(t, r, entered)
 
 	cancel() // what SIGTERM does to serve's context
 	testkit.Eventually(t, "/readyz to answer 503", func() bool {
@@ -178,22 +214,8 @@ func TestShutdownDrainsBeforeStopping(t *testing.T) {
 	}
 
 	clock.Advance(5 * time.Second)
-	testkit.Eventually(t, "the listener to close after the delay", func() bool {
-		c, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err != nil
-	})
-	select {
-	case st := <-inflight:
-		t.Fatalf("the request in flight ended (%d) before its upstream answered", st)
-	default:
-	}
-	close(release)
-	if st := testkit.Receive(t, "the request in flight to finish", inflight); st != 200 {
-		t.Fatalf("the request in flight = %d, want 200", st)
-	}
+	waitClosed(t, "the listener to close after the delay", ln.Addr().String())
+	finishInFlight(t, inflight, release)
 	if err := testkit.Receive(t, "serve to return", done); err != nil {
 		t.Fatalf("serve: %v", err)
 	}

@@ -38,9 +38,9 @@ func (n *soloNATS) routerConns() map[uint64]bool {
 	return ids
 }
 
-// kickRouter drops the router's client connections from the server's side
-// and waits until the router has connected again.
-func (n *soloNATS) kickRouter() {
+// disconnectRouter closes the router's client connections from the
+// server's side and returns their ids.
+func (n *soloNATS) disconnectRouter() map[uint64]bool {
 	n.t.Helper()
 	kicked := n.routerConns()
 	if len(kicked) == 0 {
@@ -51,6 +51,32 @@ func (n *soloNATS) kickRouter() {
 			n.t.Fatal(err)
 		}
 	}
+	return kicked
+}
+
+// servesWhileLogDown waits for r's /health to say 200 "degraded" with the
+// log disconnected and a cause (what names the wait), then checks that a
+// chat completion is still served and an admin ban refused with 503.
+func servesWhileLogDown(t *testing.T, r *running, what string) {
+	t.Helper()
+	testkit.Eventually(t, what, func() bool {
+		code, status, h := healthStatus(t, r)
+		return code == 200 && status == "degraded" && !h.Log.Connected && h.Log.LastError != ""
+	})
+	if code, _, body := chat(t, r); code != 200 {
+		t.Fatalf("chat while the log is down: %d %s", code, body)
+	}
+	code, _, body := r.do(t, "POST", "/api/ban", testMasterKey, map[string]any{"credential": "cred-a", "model": "gpt-test", "ttl": "1m"})
+	if code != 503 {
+		t.Fatalf("ban while the log is down: %d %s, want 503", code, body)
+	}
+}
+
+// kickRouter drops the router's client connections from the server's side
+// and waits until the router has connected again.
+func (n *soloNATS) kickRouter() {
+	n.t.Helper()
+	kicked := n.disconnectRouter()
 	testkit.Eventually(n.t, "the router connects again", func() bool {
 		ids := n.routerConns()
 		for id := range ids {
@@ -93,16 +119,7 @@ func TestHealthIsDegradedWhileTheLogIsDown(t *testing.T) {
 	}
 
 	ns.Stop()
-	testkit.Eventually(t, "/health degraded", func() bool {
-		code, status, h := healthStatus(t, r)
-		return code == 200 && status == "degraded" && !h.Log.Connected && h.Log.LastError != ""
-	})
-	if code, _, body := chat(t, r); code != 200 {
-		t.Fatalf("chat while the log is down: %d %s", code, body)
-	}
-	if code := ban(); code != 503 {
-		t.Fatalf("ban while the log is down: %d, want 503", code)
-	}
+	servesWhileLogDown(t, r, "/health degraded")
 
 	ns.Start()
 	testkit.Eventually(t, "/health healthy after the outage", func() bool {

@@ -12,15 +12,7 @@ import (
 // down: the reconnect the client starts finds no server.
 func (n *soloNATS) dropRouter() {
 	n.t.Helper()
-	kicked := n.routerConns()
-	if len(kicked) == 0 {
-		n.t.Fatal("no airouter connection to kick")
-	}
-	for id := range kicked {
-		if err := n.Server().DisconnectClientByID(id); err != nil {
-			n.t.Fatal(err)
-		}
-	}
+	n.disconnectRouter()
 	n.Stop()
 }
 
@@ -42,16 +34,7 @@ func TestHealthIsDegradedAfterTheServerClosesTheConnection(t *testing.T) {
 	})
 
 	ns.dropRouter()
-	testkit.Eventually(t, "/health degraded after the server closed the connection", func() bool {
-		code, status, h := healthStatus(t, r)
-		return code == 200 && status == "degraded" && !h.Log.Connected && h.Log.LastError != ""
-	})
-	if code, _, body := chat(t, r); code != 200 {
-		t.Fatalf("chat while the log is down: %d %s", code, body)
-	}
-	if code, body := ban(); code != 503 {
-		t.Fatalf("ban while the log is down: %d %s, want 503", code, body)
-	}
+	servesWhileLogDown(t, r, "/health degraded after the server closed the connection")
 	if code, status, h := healthStatus(t, r); status != "degraded" || h.Log.Connected || !strings.Contains(strings.ToLower(h.Log.LastError), "nats") {
 		t.Fatalf("/health still down: %d %q connected %v cause %q", code, status, h.Log.Connected, h.Log.LastError)
 	}

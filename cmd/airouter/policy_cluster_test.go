@@ -109,10 +109,10 @@ func failUntilBanned(t *testing.T, from *running, all []*running, n int) {
 	}
 	bans := countEvents(t, from, func(ev domain.Event) bool {
 		return ev.Kind == domain.KindBanImposed && ev.Ban.Origin == domain.OriginFail2Ban && ev.Ban.Model == "gpt-test" &&
-			ev.Ban.Failures == n && strings.HasPrefix(ev.Ban.Reason, fmt.Sprintf("%d x 500", n))
+			ev.Ban.Failures == n && ev.Ban.Reason == fmt.Sprintf("%d x 500 (max_attempts %d, ban 1h)", n, n)
 	})
 	if bans != 1 {
-		t.Fatalf("the log holds %d fail2ban bans at %d x 500, want 1", bans, n)
+		t.Fatalf("the log holds %d fail2ban bans at %d x 500 whose reason names the rule in force (max_attempts %d), want 1", bans, n, n)
 	}
 }
 
@@ -166,21 +166,7 @@ func TestClusterDecidesUnderTheLastAnnouncedPolicy(t *testing.T) {
 		max  int
 		name string
 	}{{between, fpA, 3, "before B"}, {time.Now().UTC(), fpB, 5, "after B"}} {
-		out, stderr, err := runCmd(t, "replay", "-nats", nats.URL(), "-at", c.at.Format(time.RFC3339Nano), "-view", "policy")
-		if err != nil {
-			t.Fatalf("replay -at %s -view policy: %v\n%s", c.name, err, stderr)
-		}
-		var v struct {
-			Source      string           `json:"source"`
-			Fingerprint string           `json:"fingerprint"`
-			Policy      domain.PolicyDoc `json:"policy"`
-		}
-		if err := json.Unmarshal([]byte(out), &v); err != nil {
-			t.Fatalf("replay -view policy %s: %v\n%s", c.name, err, out)
-		}
-		if v.Source != "log" || v.Fingerprint != c.fp || v.Policy.Default.MaxAttempts != c.max {
-			t.Fatalf("replay -at %s -view policy = %s, want %s with max_attempts %d", c.name, out, c.fp, c.max)
-		}
+		replayPolicyAt(t, nats.URL(), c.at, c.name, c.fp, c.max)
 	}
 	announced := countEvents(t, a, func(ev domain.Event) bool {
 		b, _ := json.Marshal(ev)
@@ -204,7 +190,8 @@ func TestClusterDecidesUnderTheLastAnnouncedPolicy(t *testing.T) {
 }
 
 // A reload on replica A that raises max_attempts from 3 to 5 announces
-// A's new policy, and replica B, whose file still says 3, bans at 5.
+// A's new policy, and replica B, whose file still says 3, bans at 5;
+// replay -at before and after the reload prints each policy.
 func TestClusterReloadOnOneReplicaChangesThePolicyOfAll(t *testing.T) {
 	nats := testkit.StartNATS(t)
 	bad := newUpstream(t, 500)
@@ -222,6 +209,7 @@ func TestClusterReloadOnOneReplicaChangesThePolicyOfAll(t *testing.T) {
 	}
 
 	policyReplicaFile(t, pathA, nats.URL(), "A", 5, bad)
+	before := time.Now().UTC()
 	st, ans, body := postReload(t, a)
 	if st != 200 {
 		t.Fatalf("reload = %d %s", st, body)
@@ -231,9 +219,36 @@ func TestClusterReloadOnOneReplicaChangesThePolicyOfAll(t *testing.T) {
 		t.Fatalf("the reload answered %s; A's own policy is %s (was %s)", body, five, three)
 	}
 	testkit.Eventually(t, "A's reloaded policy in force on B", func() bool { return inForce(b) == five })
+	if p := policySection(t, a); p["in_force"] != five || p["fingerprint"] != five || p["file_differs"] != false {
+		t.Fatalf("A's /health policy after its reload = %v, want its reloaded file's %s in force", p, five)
+	}
 
 	failUntilBanned(t, a, []*running{a, b}, 5)
+	replayPolicyAt(t, nats.URL(), before, "before the reload", three, 3)
+	replayPolicyAt(t, nats.URL(), time.Now().UTC(), "after the reload", five, 5)
 	if p := policySection(t, b); p["in_force"] != five || p["fingerprint"] != three || p["file_differs"] != true {
 		t.Fatalf("B's /health policy = %v", p)
+	}
+}
+
+// replayPolicyAt runs replay -at at -view policy on the log at natsURL and
+// checks that it prints the policy announced on the log with fingerprint
+// fp and max_attempts maxAttempts; name says which moment in a failure.
+func replayPolicyAt(t *testing.T, natsURL string, at time.Time, name, fp string, maxAttempts int) {
+	t.Helper()
+	out, stderr, err := runCmd(t, "replay", "-nats", natsURL, "-at", at.Format(time.RFC3339Nano), "-view", "policy")
+	if err != nil {
+		t.Fatalf("replay -at %s -view policy: %v\n%s", name, err, stderr)
+	}
+	var v struct {
+		Source      string           `json:"source"`
+		Fingerprint string           `json:"fingerprint"`
+		Policy      domain.PolicyDoc `json:"policy"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("replay -view policy %s: %v\n%s", name, err, out)
+	}
+	if v.Source != "log" || v.Fingerprint != fp || v.Policy.Default.MaxAttempts != maxAttempts {
+		t.Fatalf("replay -at %s -view policy = %s, want %s with max_attempts %d", name, out, fp, maxAttempts)
 	}
 }

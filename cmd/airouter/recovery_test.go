@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -281,16 +280,7 @@ func startRecoveryReplica(t *testing.T, name string, cfg *config.Config, clock c
 	if err != nil {
 		t.Fatalf("start replica %s: %v", name, err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		_ = rt.close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{router: rt, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- rt.serve(ctx, ln) }()
-	t.Cleanup(r.stop)
-	return r
+	return serveStarted(t, rt)
 }
 
 // Replay prints a recovery as it happened: the ban, the probe claimed and

@@ -137,7 +137,13 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	if st := chatWith(t, r, oldClientKey); st != 401 {
 		t.Errorf("the old client key after SIGHUP = %d, want 401", st)
 	}
+	// The new key is admitted once the proxy has the new config, a little
+	// before the reload is counted and logged.
+	testkit.Eventually(t, "the reload logged", func() bool { return len(logs.Lines("config reloaded")) > 0 })
 	if got := logs.Lines("config reloaded"); len(got) != 1 || !strings.Contains(got[0], `SIGHUP`) {
 		t.Errorf("the log's reload line = %q in:\n%s", got, logs.String())
+	}
+	if got := reloadsMetric(t, r, "ok"); !strings.HasSuffix(got, " 1") {
+		t.Errorf("reloads ok metric after SIGHUP = %q, want 1", got)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -80,16 +79,7 @@ func startFromFile(t *testing.T, f *reloadFile, logs *testkit.Buffer) *running {
 		t.Fatalf("start router: %v", err)
 	}
 	rt.reload.path = f.path
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		rt.close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{router: rt, url: "http://" + ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- rt.serve(ctx, ln) }()
-	t.Cleanup(r.stop)
-	return r
+	return serveStarted(t, rt)
 }
 
 func chatWith(t *testing.T, r *running, key string) int {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -21,38 +20,27 @@ import (
 //	airouter replay -file incident.jsonl ...
 //	airouter replay -config FILE -at 2026-11-29T03:12:00Z -view health
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airouter replay (-config FILE | -nats URL | -file F) [filters] [-format text|jsonl]")
-		fmt.Fprintln(stderr, "       airouter replay (-config FILE | -nats URL | -file F) -at T -view bans|health|state|policy")
-		fs.PrintDefaults()
-	}
-	var sf sourceFlags
-	sf.register(fs, true)
-	var ff filterFlags
-	ff.register(fs, true, true)
+	fs := newLogFlags("replay", logFlagsFor{file: true, window: true, pair: true}, stderr,
+		"usage: airouter replay (-config FILE | -nats URL | -file F) [filters] [-format text|jsonl]",
+		"       airouter replay (-config FILE | -nats URL | -file F) -at T -view bans|health|state|policy")
 	format := fs.String("format", "text", "`text` for a timeline, jsonl for one event a line (the export format)")
 	at := fs.String("at", "", "print a view as the router served it at `T` (RFC 3339, or a duration back from now)")
 	view := fs.String("view", "", "the view -at prints: `bans` (/api/bans), health (/health), state (everything the log determines) or policy (the ban policy in force, as JSON); default health")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("replay: unexpected arguments %q", fs.Args())
-	}
-	cfg, err := sf.loadConfig()
+	cfg, err := fs.src.loadConfig()
 	if err != nil {
 		return err
 	}
-	r := replayRun{sf: sf, cfg: cfg, logger: toolLogger(stderr), now: time.Now(), stdout: stdout, stderr: stderr}
+	r := replayRun{sf: fs.src, cfg: cfg, logger: toolLogger(stderr), now: time.Now(), stdout: stdout, stderr: stderr}
 	if *at != "" || *view != "" {
-		if ff.given() {
+		if fs.filter.given() {
 			return errors.New("replay: -at shows the whole state at one moment; -since, -until, -credential, -model and -kind do not apply")
 		}
 		return r.view(ctx, *at, *view)
 	}
-	return r.timeline(ctx, ff, *format)
+	return r.timeline(ctx, fs.filter, *format)
 }
 
 // replayRun is one replay invocation after its flags are parsed.

@@ -132,6 +132,17 @@ func TestReplicasShareRateWindows(t *testing.T) {
 		if c := h.Credentials["cred-a"]; c.CurrentRPM != 60 || c.CurrentTPM != 240 {
 			t.Errorf("%s /health cred-a current_rpm %d current_tpm %d, want the cluster's 60 and 240", r.replica, c.CurrentRPM, c.CurrentTPM)
 		}
+		_, _, mb := r.do(t, "GET", "/metrics", "", nil)
+		for series, want := range map[string]float64{
+			`auto_ai_router_credential_rpm_current{credential="cred-a"}`:             60,
+			`auto_ai_router_credential_tpm_current{credential="cred-a"}`:             240,
+			`auto_ai_router_model_rpm_current{credential="cred-a",model="gpt-test"}`: 60,
+			`auto_ai_router_model_tpm_current{credential="cred-a",model="gpt-test"}`: 240,
+		} {
+			if got := sample(string(mb), series); got != want {
+				t.Errorf("%s /metrics %s = %v, want the cluster's %v", r.replica, series, got, want)
+			}
+		}
 		if len(h.Log.Replicas) != 2 || h.Log.Replicas[0].Replica != "replica-a" || h.Log.Replicas[1].Replica != "replica-b" ||
 			h.Log.Replicas[0].Self != (r == a) || !h.Log.Replicas[0].LastHeard.Equal(clock.Now()) {
 			t.Errorf("%s /health log.replicas = %+v, want replica-a and replica-b heard at %s", r.replica, h.Log.Replicas, clock.Now())

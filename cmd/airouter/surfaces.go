@@ -25,6 +25,8 @@ func (rt *router) buildSurfaces() error {
 	ad.Publish = rt.log.PublishControl
 	ad.LogStatus = rt.logStatus
 	ad.Watched = rt.watched
+	// The file's policy as of the latest reload, not only at start.
+	ad.FilePolicy = rt.ownFingerprint
 	admin, err := adminapi.New(ad)
 	if err != nil {
 		return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -16,25 +15,14 @@ import (
 //	airouter tail -config FILE [-bans] [-credential C] [-model M] [-kind K] [-format text|jsonl]
 //	airouter tail -nats URL -bans
 func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tail", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airouter tail (-config FILE | -nats URL) [-bans] [filters] [-format text|jsonl]")
-		fs.PrintDefaults()
-	}
-	var sf sourceFlags
-	sf.register(fs, false)
-	var ff filterFlags
-	ff.register(fs, false, true)
+	fs := newLogFlags("tail", logFlagsFor{pair: true}, stderr,
+		"usage: airouter tail (-config FILE | -nats URL) [-bans] [filters] [-format text|jsonl]")
 	bans := fs.Bool("bans", false, "only ban and unban events (subjects airouter.events.ban.> and airouter.events.unban.>)")
 	format := fs.String("format", "text", "`text` (one line an event) or jsonl (the export format)")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("tail: unexpected arguments %q", fs.Args())
-	}
-	filter, err := ff.build(time.Now())
+	filter, err := fs.filter.build(time.Now())
 	if err != nil {
 		return err
 	}
@@ -47,11 +35,11 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	default:
 		return fmt.Errorf("-format %q: want text or jsonl", *format)
 	}
-	cfg, err := sf.loadConfig()
+	cfg, err := fs.src.loadConfig()
 	if err != nil {
 		return err
 	}
-	src, err := liveSource(ctx, sf, cfg, toolLogger(stderr))
+	src, err := liveSource(ctx, fs.src, cfg, toolLogger(stderr))
 	if err != nil {
 		return err
 	}

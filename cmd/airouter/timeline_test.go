@@ -35,6 +35,20 @@ func banByFailures(t *testing.T, r *running, a *upstream, clock clockwork.Clock)
 	a.status.Store(200)
 }
 
+// bannedAnHourIn starts a router on a fake clock at pastT0 over cred-a and
+// cred-b (both answering), serves two requests, and an hour later has
+// Fail2Ban ban cred-a for gpt-test.
+func bannedAnHourIn(t *testing.T) (*running, *clockwork.FakeClock) {
+	t.Helper()
+	a, b := newUpstream(t, 200), newUpstream(t, 200)
+	clock := clockwork.NewFakeClockAt(pastT0)
+	r := startOn(t, testConfig(t, tempStore(t), "file", banPolicy429, a, b), clock)
+	chatUntil(t, r, "two requests", func() bool { return a.calls.Load()+b.calls.Load() >= 2 })
+	clock.Advance(time.Hour)
+	banByFailures(t, r, a, clock)
+	return r, clock
+}
+
 func readTimeline(t *testing.T, r *running, query string) adminapi.Timeline {
 	t.Helper()
 	status, _, body := r.do(t, "GET", "/api/timeline"+query, "", nil)
@@ -56,12 +70,7 @@ func readTimeline(t *testing.T, r *running, query string) adminapi.Timeline {
 // back past the log starts at its first event. Withheld and shadow bans are
 // marks.
 func TestTimelineShowsWhatHeldEachPair(t *testing.T) {
-	a, b := newUpstream(t, 200), newUpstream(t, 200)
-	clock := clockwork.NewFakeClockAt(pastT0)
-	r := startOn(t, testConfig(t, tempStore(t), "file", banPolicy429, a, b), clock)
-	chatUntil(t, r, "two requests", func() bool { return a.calls.Load()+b.calls.Load() >= 2 })
-	clock.Advance(time.Hour)
-	banByFailures(t, r, a, clock)
+	r, clock := bannedAnHourIn(t)
 	banAt := clock.Now()
 
 	clock.Advance(10 * time.Minute)

@@ -1,14 +1,76 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/incident"
 )
+
+// logFlags is the flag set of a log subcommand: its usage, where it reads
+// the log and which events it picks.
+type logFlags struct {
+	*flag.FlagSet
+	src    sourceFlags
+	filter filterFlags
+}
+
+// logFlagsFor says which of the shared flags a log subcommand takes: -file,
+// the window (-since, -until), and the pair and kinds (-credential, -model,
+// -kind).
+type logFlagsFor struct {
+	file, window, pair bool
+}
+
+// newLogFlags builds the flag set of subcommand name, whose usage lines are
+// printed above the flags' defaults on stderr.
+func newLogFlags(name string, want logFlagsFor, stderr io.Writer, usage ...string) *logFlags {
+	f := &logFlags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.SetOutput(stderr)
+	f.Usage = func() {
+		for _, line := range usage {
+			fmt.Fprintln(stderr, line)
+		}
+		f.PrintDefaults()
+	}
+	f.src.register(f.FlagSet, want.file)
+	f.filter.register(f.FlagSet, want.window, want.pair)
+	return f
+}
+
+// parse parses args; a subcommand takes no positional arguments.
+func (f *logFlags) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return fmt.Errorf("%s: unexpected arguments %q", f.Name(), f.Args())
+	}
+	return nil
+}
+
+// open builds the filter (relative times count back from now), loads
+// -config and opens the log it names; the caller closes the source.
+func (f *logFlags) open(ctx context.Context, now time.Time, stderr io.Writer) (*logSource, *config.Config, incident.Filter, error) {
+	filter, err := f.filter.build(now)
+	if err != nil {
+		return nil, nil, filter, err
+	}
+	cfg, err := f.src.loadConfig()
+	if err != nil {
+		return nil, nil, filter, err
+	}
+	src, err := openSource(ctx, f.src, cfg, toolLogger(stderr), stderr)
+	if err != nil {
+		return nil, nil, filter, err
+	}
+	return src, cfg, filter, nil
+}
 
 // sourceFlags are the flags that say where a log subcommand reads the log.
 type sourceFlags struct {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/internal/testkit"
 )
@@ -50,12 +49,7 @@ const readStrips = `(() => {
 // manual ban in their colours where they began, the reason on hover.
 func TestDashboardTravelsInTime(t *testing.T) {
 	ctx := testkit.Browser(t)
-	a, b := newUpstream(t, 200), newUpstream(t, 200)
-	clock := clockwork.NewFakeClockAt(pastT0)
-	r := startOn(t, testConfig(t, tempStore(t), "file", banPolicy429, a, b), clock)
-	chatUntil(t, r, "two requests", func() bool { return a.calls.Load()+b.calls.Load() >= 2 })
-	clock.Advance(time.Hour)
-	banByFailures(t, r, a, clock)
+	r, clock := bannedAnHourIn(t)
 	clock.Advance(30 * time.Minute)
 	if status, _, body := r.do(t, "POST", "/api/ban", testMasterKey, map[string]any{"credential": "cred-b", "ttl": "2h", "reason": "key rotation"}); status != 200 {
 		t.Fatalf("/api/ban = %d %s", status, body)

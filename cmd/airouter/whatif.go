@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -21,23 +20,12 @@ import (
 //	airouter whatif -policy NEW.yaml -config FILE [-since T] [-until T] [-format text|json]
 //	airouter whatif -policy NEW.yaml -file incident.jsonl
 func runWhatif(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("whatif", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: airouter whatif -policy NEW.yaml (-config FILE | -nats URL | -file F) [-since T] [-until T] [-format text|json]")
-		fs.PrintDefaults()
-	}
-	var sf sourceFlags
-	sf.register(fs, true)
-	var ff filterFlags
-	ff.register(fs, true, false)
+	fs := newLogFlags("whatif", logFlagsFor{file: true, window: true}, stderr,
+		"usage: airouter whatif -policy NEW.yaml (-config FILE | -nats URL | -file F) [-since T] [-until T] [-format text|json]")
 	policyFile := fs.String("policy", "", "the config `FILE` whose ban policy (its fail2ban, model_bench and cooldown sections) is proposed; the rest of it is ignored")
 	format := fs.String("format", "text", "`text` for a person, json for a machine")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("whatif: unexpected arguments %q", fs.Args())
 	}
 	if *format != "text" && *format != "json" {
 		return fmt.Errorf("-format %q: want text or json", *format)
@@ -49,15 +37,7 @@ func runWhatif(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	filter, err := ff.build(time.Now())
-	if err != nil {
-		return err
-	}
-	cfg, err := sf.loadConfig()
-	if err != nil {
-		return err
-	}
-	src, err := openSource(ctx, sf, cfg, toolLogger(stderr), stderr)
+	src, cfg, filter, err := fs.open(ctx, time.Now(), stderr)
 	if err != nil {
 		return err
 	}

@@ -152,7 +152,8 @@ func (p *publisher) drain(first pubItem) {
 			break
 		}
 		select {
-		case it = <-p.queue:
+		case next := <-p.queue:
+			it = *next
 			p.unsent.Add(int64(it.events))
 			continue
 		default:

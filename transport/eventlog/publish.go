@@ -37,7 +37,7 @@ func (p *publisher) publish(ev domain.Event) bool {
 		return false
 	}
 	select {
-	case p.queue <- item:
+	case p.queue <- &item:
 		return true
 	default:
 		p.counts.dropped.Add(1)
@@ -91,7 +91,7 @@ func (p *publisher) flush(ctx context.Context) error {
 	}
 	it := pubItem{flushed: make(chan struct{}), ctx: ctx}
 	select {
-	case p.queue <- it:
+	case p.queue <- &it:
 	case <-ctx.Done():
 		return fmt.Errorf("flush events: %w", ctx.Err())
 	case <-p.done:

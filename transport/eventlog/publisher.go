@@ -30,7 +30,11 @@ type publisher struct {
 	log  hclog.Logger
 	errs *lastError
 
-	queue    chan pubItem
+	// queue holds pointers: a channel's buffer is allocated whole and its
+	// ring is written end to end as events pass, so at the default
+	// queue_size whole pubItems would keep about 7 MB resident however
+	// short the queue is; pointers keep 512 KB.
+	queue    chan *pubItem
 	retry    chan pubItem // publishes nobody answered, sent again first
 	closing  atomic.Bool  // Publish and Flush refuse
 	started  atomic.Bool
@@ -58,7 +62,7 @@ func newPublisher(c *conn, log hclog.Logger, errs *lastError, queueSize int) *pu
 		conn:     c,
 		log:      log,
 		errs:     errs,
-		queue:    make(chan pubItem, queueSize),
+		queue:    make(chan *pubItem, queueSize),
 		retry:    make(chan pubItem, retryCap),
 		stopping: make(chan struct{}),
 		abort:    make(chan struct{}),
@@ -154,7 +158,7 @@ func (p *publisher) run() {
 			if it.flushed == nil && len(p.queue) < lingerUnder {
 				p.linger()
 			}
-			p.drain(it)
+			p.drain(*it)
 		case <-p.stopping:
 			p.finish()
 			return
@@ -171,7 +175,7 @@ func (p *publisher) finish() {
 			p.handleItem(it)
 		case it := <-p.queue:
 			p.unsent.Add(int64(it.events))
-			p.drain(it)
+			p.drain(*it)
 		case <-p.abort:
 			return
 		default:

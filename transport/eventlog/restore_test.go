@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,19 +42,7 @@ func TestRestoreHelperProcess(t *testing.T) {
 func garbleSeq(t *testing.T, storeDir string) {
 	t.Helper()
 	p := filepath.Join(eventsMsgsDir(storeDir), "1.blk")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var starts []int
-	for i := 0; i+4 <= len(b); {
-		rl := int(binary.LittleEndian.Uint32(b[i:]) &^ (1 << 31))
-		if rl < 22 || i+rl > len(b) {
-			t.Fatalf("no record at offset %d of %s", i, p)
-		}
-		starts = append(starts, i)
-		i += rl
-	}
+	b, starts := testkit.BlockRecords(t, p)
 	at := starts[len(starts)/2] + 4
 	copy(b[at:at+8], []byte{0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0xA5, 0x25})
 	if err := os.WriteFile(p, b, 0o644); err != nil {

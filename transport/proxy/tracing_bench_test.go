@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/airouter/airouter/domain"
@@ -38,20 +37,8 @@ func BenchmarkTracing(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(p.Close)
-			h := p.Handler()
-			body := `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`
-			b.ReportAllocs()
 			cpu := cpuSeconds()
-			for b.Loop() {
-				req := httptest.NewRequest(http.MethodPost, "/v1/chat/completions", strings.NewReader(body))
-				req.Header.Set("Authorization", "Bearer "+masterKey)
-				req.Header.Set("Content-Type", "application/json")
-				w := httptest.NewRecorder()
-				h.ServeHTTP(w, req)
-				if w.Code != 200 {
-					b.Fatalf("status %d: %s", w.Code, w.Body)
-				}
-			}
+			benchChats(b, p.Handler())
 			// CPU time of the whole process (proxy, upstream, collector,
 			// exporter) per request: steadier than wall time on a shared
 			// machine.
