@@ -73,7 +73,15 @@ func TestProberClaimsDueProbes(t *testing.T) {
 	if pc := claim.Probe; pc.Replica != "r1" || pc.Interval != 0 || pc.BanID != imposed.ID || !claim.At.Equal(t0.Add(62*time.Second)) {
 		t.Fatalf("claim at %s = %+v", claim.At, pc)
 	}
-	if p.Claimed() != 1 || p.Failed() != 0 {
+	// Until the claim is folded into the snapshot, a later tick claims the
+	// same interval again under the same id (the log keeps one copy), so a
+	// tick that slipped in counts a second publish.
+	if p.Claimed() < 1 || p.Failed() != 0 {
 		t.Fatalf("claimed %d, failed %d", p.Claimed(), p.Failed())
+	}
+	for range p.Claimed() - 1 {
+		if again := r.log.next(t); again.ID != claim.ID {
+			t.Fatalf("a second claim %q, want only %q again", again.ID, claim.ID)
+		}
 	}
 }

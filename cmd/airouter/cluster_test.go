@@ -132,12 +132,19 @@ func TestClusterLateAndRestartedReplicasCatchUpBeforeReady(t *testing.T) {
 			chat(t, a)
 		}
 	}
-	ready := func(r *running, bans int) {
+	// logEnd is the log's last position before a replica starts: what it
+	// must have folded when it is ready (it publishes events of its own as
+	// it starts, its heartbeat among them, which come after).
+	logEnd := func() uint64 {
 		t.Helper()
 		last, err := a.log.LastSeq(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
+		return last
+	}
+	ready := func(r *running, bans int, last uint64) {
+		t.Helper()
 		if got := r.live.Load().Seq(); got < last {
 			t.Fatalf("ready at log position %d, the log is at %d", got, last)
 		}
@@ -159,9 +166,12 @@ func TestClusterLateAndRestartedReplicasCatchUpBeforeReady(t *testing.T) {
 	}
 
 	banMany(0, 30)
-	// A late joiner: no checkpoint yet, so it replays the stream.
-	late := startReplica(t, "C", cfg)
-	ready(late, 30)
+	// A late joiner: no checkpoint yet, so it replays the stream. C is a
+	// replica of its own (its own replica id), restarted below.
+	cCfg := clusterConfig(t, c, "", up)
+	last := logEnd()
+	late := startReplica(t, "C", cCfg)
+	ready(late, 30, last)
 
 	// A restart: C saves a checkpoint as it stops, A moves on, and the new
 	// C starts from that checkpoint plus the events after it.
@@ -174,8 +184,9 @@ func TestClusterLateAndRestartedReplicasCatchUpBeforeReady(t *testing.T) {
 	if last, _ := a.log.LastSeq(t.Context()); last <= seq {
 		t.Fatalf("the log (%d) did not move past the checkpoint (%d)", last, seq)
 	}
-	again := startReplica(t, "C2", cfg)
-	ready(again, 60)
+	last = logEnd()
+	again := startReplica(t, "C2", cCfg)
+	ready(again, 60, last)
 }
 
 // Losing one node of three changes nothing a client sees: requests
