@@ -168,6 +168,9 @@ func (a *API) unban(w http.ResponseWriter, r *http.Request) error {
 // listBans handles GET /api/bans: the bans active now, by credential then
 // model; with ?at=T, those active at T (serveAt).
 func (a *API) listBans(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r.URL.Query(), "/api/bans", []string{"at"}, []string{"at"}); err != nil {
+		return err
+	}
 	if r.URL.Query().Has("at") {
 		return a.serveAt(w, r, "/api/bans")
 	}

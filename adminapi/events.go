@@ -227,6 +227,9 @@ func (sub subscription) match(ev domain.Event) bool {
 func (s *eventStream) subscribe(r *http.Request) (subscription, error) {
 	q := r.URL.Query()
 	var sub subscription
+	if err := onlyParams(q, "/api/events", []string{"since", "kind", "credential", "model"}, []string{"since"}); err != nil {
+		return sub, err
+	}
 	kinds, err := incident.ParseKinds(strings.Join(q["kind"], ","))
 	if err != nil {
 		return sub, badRequest("kind: %v", err)
@@ -251,9 +254,15 @@ func (s *eventStream) subscribe(r *http.Request) (subscription, error) {
 		sub.from, sub.first = p.Seq, p
 		return sub, nil
 	}
+	if len(since) > maxMomentLen {
+		return sub, badRequest("since is %d characters long: give a log position, an RFC 3339 time or a duration back from now", len(since))
+	}
 	t, err := incident.ParseMoment(since, s.a.now())
 	if err != nil {
 		return sub, badRequest("since: %v, nor a log position such as 41", err)
+	}
+	if t.IsZero() && since != "" {
+		return sub, badRequest("since %q is the zero time, before any log: give a later moment or the position 1", since)
 	}
 	if t.IsZero() {
 		last, err := s.o.Log.LastSeq(ctx)

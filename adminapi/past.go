@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,6 +91,10 @@ func moment(q url.Values, name string, now, def time.Time) (time.Time, error) {
 	t, err := domain.ParseMoment(v, now)
 	if err != nil {
 		return time.Time{}, badRequest("%s: %s", name, redact.String(err.Error()))
+	}
+	if t.IsZero() {
+		// The log reads the zero time as no bound at all (now).
+		return time.Time{}, badRequest("%s %s is the zero time, before any log: give a later moment", name, strconv.Quote(v))
 	}
 	if t.After(now) {
 		return time.Time{}, badRequest("%s %s is in the future: the router's clock reads %s", name,
@@ -212,4 +218,21 @@ func (r *bodyRecorder) Write(b []byte) (int, error) {
 		r.status = http.StatusOK
 	}
 	return r.body.Write(b)
+}
+
+// onlyParams is a 400 naming the first query parameter of q that path does
+// not take, or one of once given more than once; nil when q is fine.
+func onlyParams(q url.Values, path string, takes, once []string) error {
+	for name, vs := range q {
+		if !slices.Contains(takes, name) {
+			if len(takes) == 0 {
+				return badRequest("unknown query parameter %q on %s: it takes none", clip(name), path)
+			}
+			return badRequest("unknown query parameter %q on %s: it takes %s", clip(name), path, strings.Join(takes, ", "))
+		}
+		if len(vs) > 1 && slices.Contains(once, name) {
+			return badRequest("query parameter %s is given %d times on %s: give it once", name, len(vs), path)
+		}
+	}
+	return nil
 }

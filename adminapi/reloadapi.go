@@ -1,12 +1,17 @@
 package adminapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/airouter/airouter/redact"
 )
 
 // Reload re-reads the config file and applies it; it returns the status
@@ -49,8 +54,36 @@ func (r *Reloads) Count(ok bool) {
 // reload.
 func (a *API) RegisterReload(r *mux.Router, reload Reload) {
 	r.Handle("/api/reload", a.admin(func(w http.ResponseWriter, req *http.Request) error {
+		if err := onlyParams(req.URL.Query(), "/api/reload", nil, nil); err != nil {
+			return err
+		}
+		if err := noBody(w, req); err != nil {
+			return err
+		}
 		status, body := reload(req.Context())
 		writeJSON(w, status, body)
 		return nil
 	}, http.MethodPost))
+}
+
+// noBody accepts an empty body or an empty JSON object ({}): POST
+// /api/reload takes no fields; one given is a 400 naming it.
+func noBody(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		return badRequest("read the request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var none struct{}
+	if err := dec.Decode(&none); err != nil {
+		return badRequest("POST /api/reload takes no body, or an empty JSON object: %s", redact.N(err.Error(), 200))
+	}
+	if dec.More() {
+		return badRequest("POST /api/reload takes no body, or an empty JSON object: data after the object")
+	}
+	return nil
 }

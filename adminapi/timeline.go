@@ -93,6 +93,9 @@ func (a *API) serveTimeline(w http.ResponseWriter, r *http.Request) {
 func (a *API) timeline(w http.ResponseWriter, r *http.Request) error {
 	now := a.now().UTC()
 	q := r.URL.Query()
+	if err := onlyParams(q, "/api/timeline", []string{"since", "until"}, []string{"since", "until"}); err != nil {
+		return err
+	}
 	until, err := moment(q, "until", now, now)
 	if err != nil {
 		return err

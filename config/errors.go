@@ -32,6 +32,11 @@ type Error struct {
 }
 
 // Error renders the problems one per line under a heading.
+// MaxShownProblems bounds the problems an Error's text lists (a file of
+// millions of bad lines must not make a message, a log line or a reload
+// answer of as many); the count says how many there are.
+const MaxShownProblems = 100
+
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("config")
@@ -43,7 +48,11 @@ func (e *Error) Error() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, ": %d problems:", len(e.Problems))
-	for _, p := range e.Problems {
+	for i, p := range e.Problems {
+		if i == MaxShownProblems {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Problems)-i)
+			break
+		}
 		b.WriteString("\n  " + p.String())
 	}
 	return b.String()

@@ -121,7 +121,7 @@ func refusal(err error) reloadRefusal {
 	}
 	var ce *config.Error
 	if errors.As(err, &ce) {
-		for _, p := range ce.Problems {
+		for _, p := range ce.Problems[:min(len(ce.Problems), config.MaxShownProblems)] {
 			r.Problems = append(r.Problems, reloadProblem{Path: p.Path, Message: p.Message})
 		}
 	} else {
