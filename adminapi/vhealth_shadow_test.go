@@ -1,12 +1,9 @@
 package adminapi
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/chromedp/chromedp"
 
 	"github.com/airouter/airouter/domain"
 )
@@ -21,18 +18,7 @@ func TestDashboardDrawsAShadowBanAsAHint(t *testing.T) {
 	r.publish(domain.Event{V: domain.SchemaVersion, Kind: domain.KindBanShadowed, ID: "shadow/openai-1/gpt-4o/1", At: t0,
 		Shadowed: &domain.Ban{Credential: "openai-1", Model: "gpt-4o", Origin: domain.OriginFail2Ban,
 			Reason: reason, ErrorCode: 400, Since: t0, Until: &until, Failures: 2}})
-	if err := chromedp.Do(ctx, chromedp.Navigate(r.srv.URL+"/vhealth")); err != nil {
-		t.Fatalf("open /vhealth: %v", err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if _, err := chromedp.Run(wctx, chromedp.Poll[bool](`Number(document.body.dataset.renders || 0) >= 1`, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		t.Fatalf("waiting for the page: %v", err)
-	}
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[pageView](readPage))
-	if err != nil {
-		t.Fatalf("read the page: %v", err)
-	}
+	v := openDashboard(t, ctx, r.srv.URL+"/vhealth")
 	row, ok := v.Rows["openai-1:gpt-4o"]
 	if !ok {
 		t.Fatalf("no row for openai-1:gpt-4o in %v", v.Rows)

@@ -200,3 +200,22 @@ func TestDashboardIsSelfContained(t *testing.T) {
 		t.Error("the page does not read /health, /health?at= and /api/timeline by relative paths")
 	}
 }
+
+// openDashboard opens url in the browser and reads the page once it has
+// rendered.
+func openDashboard(t *testing.T, ctx context.Context, url string) pageView {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open /vhealth: %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(wctx, chromedp.Poll[bool](`Number(document.body.dataset.renders || 0) >= 1`, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		t.Fatalf("waiting for the page: %v", err)
+	}
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[pageView](readPage))
+	if err != nil {
+		t.Fatalf("read the page: %v", err)
+	}
+	return v
+}

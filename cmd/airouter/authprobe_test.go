@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -72,19 +71,11 @@ func TestAuthCooldownEndsWhenAProbeSucceeds(t *testing.T) {
 	}
 	replica := r.replica
 	r.stop()
-	timeline, stderr, err := runCmd(t, "replay", "-config", path)
-	if err != nil {
-		t.Fatalf("replay: %v\n%s", err, stderr)
-	}
-	for _, want := range []string{
+	replayShows(t, path,
 		"cred-a  *  every model cooling down until ",
-		"cred-a  *  recovery probe 1 claimed by " + replica + ": one request may use the credential cooling down after a 401",
+		"cred-a  *  recovery probe 1 claimed by "+replica+": one request may use the credential cooling down after a 401",
 		"cred-a  *  auth cooldown lifted (recovery): a probe request with the credential succeeded",
-	} {
-		if !strings.Contains(timeline, want) {
-			t.Errorf("the timeline does not say %q:\n%s", want, timeline)
-		}
-	}
+	)
 }
 
 // A probe that meets the 401 again fails over unseen by the client, keeps

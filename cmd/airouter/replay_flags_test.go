@@ -149,3 +149,19 @@ func TestReplayFilterFlagsPickTheEvents(t *testing.T) {
 		})
 	}
 }
+
+// replayShows runs replay over the log of the config at path and checks
+// that its timeline holds every line part in want; it returns the timeline.
+func replayShows(t *testing.T, path string, want ...string) string {
+	t.Helper()
+	timeline, stderr, err := runCmd(t, "replay", "-config", path)
+	if err != nil {
+		t.Fatalf("replay: %v\n%s", err, stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(timeline, w) {
+			t.Errorf("the timeline does not say %q:\n%s", w, timeline)
+		}
+	}
+	return timeline
+}
