@@ -33,16 +33,7 @@ func BenchmarkForward(b *testing.B) {
 				_, _ = io.WriteString(w, chatOK("Hello there, how can I help you today?"))
 			}))
 			b.Cleanup(up.Close)
-			creds := make([]Credential, 10)
-			for i := range creds {
-				creds[i] = Credential{Name: fmt.Sprintf("c%d", i), Type: domain.CredentialOpenAI,
-					BaseURL: up.URL + "/v1", APIKey: fmt.Sprintf("sk-proj-bench%d-0123456789abcdefABCDEF", i)}
-			}
-			p, err := New(Deps{Credentials: creds, MasterKey: masterKey})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(p.Close)
+			p := benchProxy(b, up.URL)
 			benchChats(b, p.Handler())
 		})
 	}
@@ -121,4 +112,21 @@ func BenchmarkMask(b *testing.B) {
 			copyResponseHeader(make(http.Header, 24), src, s)
 		}
 	})
+}
+
+// benchProxy is a proxy of ten OpenAI credentials on the upstream at url,
+// closed when b ends.
+func benchProxy(b testing.TB, url string) *Proxy {
+	b.Helper()
+	creds := make([]Credential, 10)
+	for i := range creds {
+		creds[i] = Credential{Name: fmt.Sprintf("c%d", i), Type: domain.CredentialOpenAI,
+			BaseURL: url + "/v1", APIKey: fmt.Sprintf("sk-proj-bench%d-0123456789abcdefABCDEF", i)}
+	}
+	p, err := New(Deps{Credentials: creds, MasterKey: masterKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(p.Close)
+	return p
 }

@@ -1,15 +1,12 @@
 package proxy
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/airouter/airouter/domain"
 )
 
 // BenchmarkStreamRelay measures what relaying one SSE chunk costs the
@@ -88,16 +85,7 @@ func streamRelayAllocs(b testing.TB) func() (proxied, direct float64) {
 		_, _ = io.WriteString(w, sse("[DONE]"))
 	}))
 	b.Cleanup(up.Close)
-	creds := make([]Credential, 10)
-	for i := range creds {
-		creds[i] = Credential{Name: fmt.Sprintf("c%d", i), Type: domain.CredentialOpenAI,
-			BaseURL: up.URL + "/v1", APIKey: fmt.Sprintf("sk-proj-bench%d-0123456789abcdefABCDEF", i)}
-	}
-	p, err := New(Deps{Credentials: creds, MasterKey: masterKey})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(p.Close)
+	p := benchProxy(b, up.URL)
 	pxs := httptest.NewServer(p.Handler())
 	b.Cleanup(pxs.Close)
 	px := pxs.URL
