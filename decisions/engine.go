@@ -123,7 +123,9 @@ type Engine struct {
 	sweepEvery time.Duration
 	ckptEvery  uint64
 
-	decisions chan decision
+	// decisions holds pointers: a channel's buffer is allocated whole, so
+	// whole events would keep the default queue's 4096 slots resident.
+	decisions chan *decision
 	dropped   atomic.Uint64
 	// pending counts decisions enqueued and not yet through publishDecision.
 	pending atomic.Int64
@@ -183,7 +185,7 @@ func New(c Config) (*Engine, error) {
 	if queue == 0 {
 		queue = DefaultQueue
 	}
-	e.decisions = make(chan decision, queue)
+	e.decisions = make(chan *decision, queue)
 	return e, nil
 }
 
@@ -214,7 +216,7 @@ func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projection
 			// decides the same ban again, under the same id (one per
 			// failure streak). A dropped cooldown or bench comes back only
 			// if a later outcome calls for one.
-			e.enqueue(decision{ev: d, cause: ev.Seq})
+			e.enqueue(&decision{ev: d, cause: ev.Seq})
 		}
 		e.decideRecovery(s, ev)
 	}
@@ -267,7 +269,7 @@ func (e *Engine) Wait() { e.loop.wait() }
 
 // enqueue hands d to the publishing goroutine without waiting; a full
 // queue drops it, counted and logged.
-func (e *Engine) enqueue(d decision) {
+func (e *Engine) enqueue(d *decision) {
 	e.pending.Add(1)
 	select {
 	case e.decisions <- d:
@@ -292,7 +294,7 @@ func (e *Engine) Failed() uint64 { return e.failed.Load() }
 // the log held them already (published by another replica, or before).
 func (e *Engine) AlreadyDecided() uint64 { return e.decided.Load() }
 
-func (e *Engine) publishDecision(ctx context.Context, d decision) {
+func (e *Engine) publishDecision(ctx context.Context, d *decision) {
 	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
 	seq, stored, err := e.log.PublishDecision(pctx, d.ev, d.cause)

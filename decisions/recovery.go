@@ -23,7 +23,7 @@ func (e *Engine) decideRecovery(s *projections.State, ev domain.Event) {
 	if !ok {
 		return
 	}
-	e.enqueue(decision{ev: d, cause: ev.Seq})
+	e.enqueue(&decision{ev: d, cause: ev.Seq})
 }
 
 // DefaultProbeEvery is how often the prober looks for due recovery probes.
