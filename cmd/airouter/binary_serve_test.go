@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -24,28 +23,10 @@ func testServeSIGTERM(t *testing.T, bin string) {
 		"events:\n  store_dir: %s\n  storage: memory\n"+
 		"credentials:\n  - name: cred-a\n    type: openai\n    api_key: sk-upstream-secret-0\n    base_url: %s/v1\n"+
 		"models:\n  - name: gpt-test\n", port, testMasterKey, filepath.Join(dir, "data"), upURL))
-	var logs testkit.Buffer
-	cmd := exec.Command(bin, "serve", "-config", cfgPath)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	r := &running{url: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	testkit.Eventually(t, "/readyz to answer 200", func() bool {
-		st, _ := get(t, r.url+"/readyz")
-		return st == 200
-	})
-
+	p := startServe(t, bin, cfgPath, port)
+	r := &running{url: p.url}
 	inflight := holdInFlight(t, r, entered)
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "/readyz to answer 503 draining", func() bool {
@@ -54,12 +35,12 @@ func testServeSIGTERM(t *testing.T, bin string) {
 	})
 	waitClosed(t, "the port to close after the delay", fmt.Sprintf("127.0.0.1:%d", port))
 	finishInFlight(t, inflight, release)
-	if err := testkit.Receive(t, "the process to exit", exited); err != nil {
-		t.Fatalf("serve exited with %v\n%s", err, logs.String())
+	if err := p.wait(t); err != nil {
+		t.Fatalf("serve exited with %v\n%s", err, p.logs.String())
 	}
 	for _, want := range []string{"airouter ready", "draining", "event log closed"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("the log lacks %q:\n%s", want, logs.String())
+		if !strings.Contains(p.logs.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, p.logs.String())
 		}
 	}
 }
