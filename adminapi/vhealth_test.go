@@ -16,7 +16,7 @@ import (
 )
 
 // browser is a headless chromium tab of the test's own (testkit.Browser).
-func browser(t *testing.T) context.Context { return testkit.Browser(t) }
+func browser(t testing.TB) context.Context { return testkit.Browser(t) }
 
 // pageView is what the dashboard shows, read from the DOM.
 type pageView struct {
