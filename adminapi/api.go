@@ -24,7 +24,7 @@ type Credential struct {
 	Name       string
 	Type       domain.CredentialType
 	IsFallback bool
-	// Weight is the round-robin weight; 0 means 1.
+	// Weight is the selection weight; 0 means 1.
 	Weight int
 	// RPM and TPM are the configured limits; 0 or -1 means unlimited.
 	RPM, TPM int

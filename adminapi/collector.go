@@ -51,6 +51,8 @@ var (
 		"Client-chosen model names the proxy served past its bounds without keeping: pools (requests) and pairs (rate windows).", []string{"kind"}, nil)
 	descPairsOmitted = prometheus.NewDesc("airouter_pairs_omitted",
 		"Pairs only the log names that /health and the per-pair gauges leave out (their usage is summed under model=\"other\").", nil, nil)
+	descForgotten = prometheus.NewDesc("airouter_pairs_forgotten_total",
+		"Pair records the log's state forgot while they held failure counts, to keep a credential within its bound on records (since the log's start).", nil, nil)
 )
 
 // collector is the prometheus.Collector of the scrape-time gauges.
@@ -62,7 +64,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		descCredBanned, descCredRPM, descCredTPM, descModelRPM, descModelTPM, descBansActive,
 		descCooldowns, descBenched, descApplied, descLag, descSkipped,
 		descConnected, descStoreFault, descMissing, descPublished, descDropped, descFailed, descRejected,
-		descLabelOverflow, descPairsOmitted, descUnkept,
+		descLabelOverflow, descPairsOmitted, descUnkept, descForgotten,
 	} {
 		ch <- d
 	}
@@ -103,6 +105,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	c.emitOmitted(emit, omitted)
+	emit(descForgotten, prometheus.CounterValue, float64(snap.PairsForgotten()))
 	for _, k := range snap.Pairs() {
 		if snap.Pair(k, now).CooldownUntil != nil {
 			cooling++

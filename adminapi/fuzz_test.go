@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gorilla/mux"
 )
 
 // adminRoute is an admin API route that decodes a JSON body, with the
@@ -24,6 +27,7 @@ var adminRoutes = []adminRoute{
 	{http.MethodPost, "/api/unban", []string{"credential", "model"}},
 	{http.MethodPut, "/api/fallback", []string{"max_hops", "time_budget", "expose_detail_headers"}},
 	{http.MethodPost, "/api/unbench", []string{"model"}},
+	{http.MethodPost, "/api/reload", nil},
 }
 
 // adminSeeds are bodies of the shapes operators send, and near misses.
@@ -47,23 +51,36 @@ var adminSeeds = []string{
 var plainKey = regexp.MustCompile(`^[a-z_]{1,24}$`)
 
 // FuzzAdminBody: whatever body an operator sends to /api/ban, /api/unban,
-// /api/unbench or PUT /api/fallback, the real handler (on a real embedded event log)
-// answers without a panic and never with a 5xx; a JSON object whose first
-// member is not a field of the route is a 400 naming that field.
+// /api/unbench, POST /api/reload or PUT /api/fallback, the real handler (on
+// a real embedded event log) answers without a panic and never with a 5xx; a
+// JSON object whose first member is not a field of the route is a 400
+// naming that field, and a body /api/reload refuses never reaches the
+// reload.
 func FuzzAdminBody(f *testing.F) {
 	for i, s := range adminSeeds {
 		f.Add(uint8(i), []byte(s))
 	}
 	r := newRig(f)
-	h := r.api.Handler()
+	router := mux.NewRouter()
+	r.api.Register(router)
+	var reloads int
+	r.api.RegisterReload(router, func(context.Context) (int, any) {
+		reloads++
+		return http.StatusOK, map[string]bool{"reloaded": true}
+	})
+	var h http.Handler = router
 	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
 		rt := adminRoutes[int(which)%len(adminRoutes)]
 		req := httptest.NewRequest(rt.method, rt.path, bytes.NewReader(b)).WithContext(r.ctx)
 		req.Header.Set("Authorization", "Bearer "+masterKey)
 		rec := httptest.NewRecorder()
+		before := reloads
 		h.ServeHTTP(rec, req)
 		if rec.Code >= 500 {
 			t.Fatalf("%s %s %q: status %d: %s", rt.method, rt.path, b, rec.Code, rec.Body)
+		}
+		if rt.path == "/api/reload" && (rec.Code == http.StatusOK) != (reloads == before+1) {
+			t.Fatalf("%s %s %q: status %d after %d reloads: a refused body reloaded, or an accepted one did not", rt.method, rt.path, b, rec.Code, reloads-before)
 		}
 		key, ok := firstKey(b)
 		if !ok || len(b) > maxBodyBytes || !plainKey.MatchString(key) || slices.Contains(rt.fields, key) {

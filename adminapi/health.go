@@ -109,6 +109,10 @@ type LogHealth struct {
 	Failed      uint64              `json:"failed"`
 	Skipped     projections.Skipped `json:"skipped"`
 	LastError   string              `json:"last_error,omitempty"`
+	// PairsForgotten counts the pair records the log's state forgot while
+	// they held failure counts (airouter_pairs_forgotten_total); absent
+	// while none was.
+	PairsForgotten uint64 `json:"pairs_forgotten,omitempty"`
 	// StoreFault names why the store cannot write (a full disk), absent
 	// while it writes.
 	StoreFault string `json:"store_fault,omitempty"`
@@ -341,7 +345,7 @@ func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
 	l := LogHealth{
 		Connected: ls.Connected, AppliedSeq: snap.Seq(), LastSeq: ls.LastSeq,
 		Published: ls.Published, Dropped: ls.Dropped, Failed: ls.Failed, Pending: ls.Pending,
-		Skipped: snap.Skipped(), LastError: redact.String(ls.LastError),
+		Skipped: snap.Skipped(), PairsForgotten: snap.PairsForgotten(), LastError: redact.String(ls.LastError),
 		StoreFault:    redact.String(ls.StoreFault),
 		MissingEvents: ls.MissingEvents, MissingFromSeq: ls.MissingFromSeq,
 		Replicas: ls.Replicas, ReplicaConflict: ls.ReplicaConflict,

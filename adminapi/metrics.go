@@ -139,7 +139,7 @@ func (m *Metrics) banEnded(k domain.Key) {
 		return
 	}
 	m.unbans.WithLabelValues(k.Credential, otherModel).Inc()
-	m.bans.DeletePartialMatch(prometheus.Labels{"credential": k.Credential, "model": k.Model})
+	m.forgetSeries(k, m.bans)
 }
 
 // Request records how many upstream attempts one client request made.

@@ -18,7 +18,8 @@ import (
 // report, so they follow the fold's rules: a ban the fold ignores is not
 // counted, and a ban that ends counts one unban, whether an admin lifts it,
 // an expiry event or the next outcome on its pair removes it. A ban
-// replaced by a newer one on its key counts no unban. Replayed events
+// replaced by a newer one on its key counts no unban. The series of pairs
+// the fold dropped (ch.Dropped) are deleted (dropped.go). Replayed events
 // change nothing here, so a restart does not log history again.
 //
 // The wiring calls it from projections.Live.AfterApply, before the
@@ -29,6 +30,7 @@ func (a *API) Observe(ev domain.Event, ch projections.Change, live bool) {
 		return
 	}
 	a.observeBans(ev, ch)
+	a.metrics.pairsDropped(ch.Dropped)
 	switch ev.Kind {
 	case domain.KindCooldownStarted:
 		if ev.Cooldown != nil {

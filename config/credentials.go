@@ -24,7 +24,8 @@ type Credential struct {
 	// RPM and TPM limit the whole credential; -1 is unlimited.
 	RPM int `yaml:"rpm"`
 	TPM int `yaml:"tpm"`
-	// Weight is the credential's smooth weighted round-robin weight, >= 1.
+	// Weight is the credential's selection weight (its share of a
+	// model's traffic), >= 1.
 	Weight int `yaml:"weight"`
 	// IsFallback puts the credential in the fallback pool, used only when
 	// no primary credential can serve.

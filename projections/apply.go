@@ -84,6 +84,7 @@ func apply(s *State, ev domain.Event, ch *Change) *State {
 	if !ok {
 		s.skipped.Invalid++
 	}
+	s.reportDrops(ch)
 	return s
 }
 

@@ -125,14 +125,14 @@ func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Bloc
 
 // indexAll builds the whole index from the snapshot's records.
 func (s *Snapshot) indexAll() {
-	s.index = blockIndex{creds: make(map[string]*credBlocks, len(s.creds)), bench: map[string]int64{}}
-	for name, m := range s.models {
+	s.index = blockIndex{creds: make(map[string]*credBlocks, size(s.creds)), bench: map[string]int64{}}
+	for m := range values(s.models) {
 		if m.bench != nil {
-			s.index.bench[name] = m.bench.until
+			s.index.bench[m.name] = m.bench.until
 		}
 	}
-	for name, c := range s.creds {
-		s.index.creds[name] = s.credBlocks(c)
+	for c := range values(s.creds) {
+		s.index.creds[c.name] = s.credBlocks(c)
 	}
 }
 
@@ -155,7 +155,7 @@ func (s *Snapshot) reindex(changes map[string]*reindexCred) {
 	}
 	creds := maps.Clone(s.index.creds)
 	for name, ch := range changes {
-		c, prev := s.creds[name], creds[name]
+		c, prev := lookup(s.creds, name), creds[name]
 		if ch.full || prev == nil {
 			creds[name] = s.credBlocks(c)
 			continue
@@ -163,7 +163,7 @@ func (s *Snapshot) reindex(changes map[string]*reindexCred) {
 		cb := *prev
 		cb.pairs = maps.Clone(prev.pairs)
 		for model := range ch.models {
-			if pb, ok := s.pairEntry(model, c.pairs[model]); ok {
+			if pb, ok := s.pairEntry(model, lookup(c.pairs, model)); ok {
 				cb.pairs[model] = pb
 			} else {
 				delete(cb.pairs, model)
@@ -193,19 +193,19 @@ func (s *Snapshot) pairEntry(model string, p *pairRec) (pairBlocks, bool) {
 	return pb, true
 }
 
-func (s *Snapshot) credBlocks(c *credRec) *credBlocks {
+func (s *Snapshot) credBlocks(c *frozenCred) *credBlocks {
 	cb := &credBlocks{pairs: map[string]pairBlocks{}}
 	cb.wild, cb.wildPerm = banEnd(c.wild)
 	if c.cooldown != nil {
 		cb.cooldown = c.cooldown.until
 	}
 	cb.wildManual = c.wild != nil && !probed(c.wild)
-	if r := openCredProbe(c); r != nil {
+	if r := openCredProbe(&c.credRec); r != nil {
 		cb.probe = &r.claim
 	}
-	for model, p := range c.pairs {
-		if pb, ok := s.pairEntry(model, p); ok {
-			cb.pairs[model] = pb
+	for p := range values(c.pairs) {
+		if pb, ok := s.pairEntry(p.model, p); ok {
+			cb.pairs[p.model] = pb
 		}
 	}
 	return cb

@@ -15,6 +15,19 @@ import (
 // the zero Change (Bans nil), which costs no allocation.
 type Change struct {
 	Bans []BanChange `json:"bans,omitempty"`
+	// Dropped are the pair records the event dropped to keep a
+	// credential's records bounded (prune.go), in the order dropped: the
+	// fold keeps nothing of them, so observers let go of what they keep
+	// per pair.
+	Dropped []PairDrop `json:"dropped,omitempty"`
+}
+
+// PairDrop is one pair record an event dropped.
+type PairDrop struct {
+	Key domain.Key `json:"key"`
+	// Forgotten: the record held failure counts, forgotten because the
+	// credential was at maxPairs; otherwise it held nothing.
+	Forgotten bool `json:"forgotten,omitempty"`
 }
 
 // BanChangeKind says what an event did to one ban.

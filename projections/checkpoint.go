@@ -30,6 +30,9 @@ type checkpointDoc struct {
 	LastEventAt time.Time                `json:"last_event_at"`
 	Skipped     Skipped                  `json:"skipped"`
 	Settings    *domain.FallbackSettings `json:"settings,omitempty"`
+	// PairsForgotten counts the pair records forgotten while they held
+	// failure counts (State.PairsForgotten); absent while none was.
+	PairsForgotten uint64 `json:"pairs_forgotten,omitempty"`
 	// Policy is the policy in force (the latest policy.changed).
 	Policy      *PolicyInForce    `json:"policy,omitempty"`
 	Credentials []checkpointCred  `json:"credentials"`
@@ -73,7 +76,7 @@ type checkpointModel struct {
 func (s *State) MarshalCheckpoint() ([]byte, error) {
 	doc := checkpointDoc{
 		Version: CheckpointVersion, Seq: s.pos.Seq, Index: s.pos.Index, LastEventAt: s.lastAt,
-		Skipped: s.skipped, Settings: s.settings, Policy: s.policy,
+		Skipped: s.skipped, PairsForgotten: s.forgotten, Settings: s.settings, Policy: s.policy,
 		Credentials: make([]checkpointCred, 0, len(s.creds)),
 		Models:      make([]checkpointModel, 0, len(s.models)),
 	}
@@ -146,6 +149,7 @@ func UnmarshalCheckpoint(data []byte) (*State, error) {
 	s := NewState()
 	s.pos = domain.Pos{Seq: doc.Seq, Index: doc.Index}
 	s.lastAt, s.skipped, s.settings = doc.LastEventAt.UTC(), doc.Skipped, doc.Settings
+	s.forgotten = doc.PairsForgotten
 	s.policy = restorePolicy(doc.Policy)
 	for _, cc := range doc.Credentials {
 		if err := s.restoreCred(cc); err != nil {
@@ -185,7 +189,7 @@ func (s *State) restoreCred(cc checkpointCred) error {
 		if cp.Model == "" || c.pairs[cp.Model] != nil {
 			return fmt.Errorf("pair %q/%q is empty or repeated", cc.Name, cp.Model)
 		}
-		p := s.pair(c, cp.Model)
+		p := s.newPair(c, cp.Model)
 		if len(cp.Counts) > 0 {
 			p.counts, p.streak = cp.Counts, domain.Pos{Seq: cp.Streak, Index: cp.StreakIx}
 		}

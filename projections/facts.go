@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"iter"
 	"slices"
 	"time"
 
@@ -95,15 +96,17 @@ func longerBan(a, b *banRec) *banRec {
 // event's id is derived from the ban's id and its time is the ban's end, so
 // publishing it twice is de-duplicated.
 func (s *State) ExpiredBans(now time.Time) []domain.Event {
-	return expiredBans(s.creds, now)
+	return expiredBans(s.bans(), now)
 }
 
 // ExpiredBans is State.ExpiredBans on the snapshot.
 func (s *Snapshot) ExpiredBans(now time.Time) []domain.Event {
-	return expiredBans(s.creds, now)
+	return expiredBans(s.bans(), now)
 }
 
-func expiredBans(creds map[string]*credRec, now time.Time) []domain.Event {
+// expiredBans is ExpiredBans over bans, every ban record of a state or a
+// snapshot (persistent.go), in any order.
+func expiredBans(bans iter.Seq[*banRec], now time.Time) []domain.Event {
 	t := nanos(now)
 	var out []domain.Event
 	add := func(b *banRec) {
@@ -121,11 +124,8 @@ func expiredBans(creds map[string]*credRec, now time.Time) []domain.Event {
 			},
 		})
 	}
-	for _, c := range creds {
-		add(c.wild)
-		for _, p := range c.pairs {
-			add(p.ban)
-		}
+	for b := range bans {
+		add(b)
 	}
 	slices.SortFunc(out, func(x, y domain.Event) int {
 		a, b := x.Unban, y.Unban

@@ -10,7 +10,8 @@ import (
 
 // swapEvery is how many events the writer folds, while more are pending,
 // before it publishes a snapshot anyway, so readers never lag a long replay
-// by more than this. Publishing costs a copy of the top-level maps; see
+// by more than this. Publishing copies the records changed since the last
+// snapshot and the tree nodes on their paths (persistent.go); see
 // BenchmarkLiveReplay.
 const swapEvery = 1000
 

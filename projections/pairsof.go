@@ -6,13 +6,13 @@ import "github.com/airouter/airouter/domain"
 // record of, ordered by model: Pairs for one credential, at the cost of
 // that credential's pairs, not the pool's (/health?credential=).
 func (s *Snapshot) PairsOf(credential string) []domain.Key {
-	c := s.creds[credential]
+	c := lookup(s.creds, credential)
 	if c == nil {
 		return nil
 	}
-	out := make([]domain.Key, 0, len(c.pairs))
-	for _, model := range sortedKeys(c.pairs) {
-		out = append(out, domain.Key{Credential: credential, Model: model})
+	out := make([]domain.Key, 0, size(c.pairs))
+	for p := range values(c.pairs) {
+		out = append(out, domain.Key{Credential: credential, Model: p.model})
 	}
 	return out
 }

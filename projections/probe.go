@@ -98,12 +98,12 @@ func (s *Snapshot) DueProbes(now time.Time, pol domain.RecoveryPolicy, replica s
 		return nil
 	}
 	var out []domain.Event
-	for _, c := range s.creds {
-		if ev, ok := dueCredProbe(c, now, pol, replica); ok {
+	for c := range values(s.creds) {
+		if ev, ok := dueCredProbe(&c.credRec, now, pol, replica); ok {
 			out = append(out, ev)
 		}
-		for _, p := range c.pairs {
-			if ev, ok := duePairProbe(c, p, s.models, now, pol, replica); ok {
+		for p := range values(c.pairs) {
+			if ev, ok := duePairProbe(&c.credRec, p, lookup(s.models, p.model), now, pol, replica); ok {
 				out = append(out, ev)
 			}
 		}
@@ -124,18 +124,19 @@ func (s *State) DueProbe(k domain.Key, now time.Time, pol domain.RecoveryPolicy,
 	if p == nil {
 		return domain.Event{}, false
 	}
-	return duePairProbe(c, p, s.models, now, pol, replica)
+	return duePairProbe(c, p, s.models[p.model], now, pol, replica)
 }
 
 // duePairProbe is the claim of the pair's automatic ban due at now: the
 // ban is active, neither the credential's wildcard ban, a cooldown nor a
-// bench holds the pair too, and the next probe is due.
-func duePairProbe(c *credRec, p *pairRec, models map[string]*modelRec, now time.Time, pol domain.RecoveryPolicy, replica string) (domain.Event, bool) {
+// bench holds the pair too, and the next probe is due. m is the pair's
+// model, nil when it has no record.
+func duePairProbe(c *credRec, p *pairRec, m *modelRec, now time.Time, pol domain.RecoveryPolicy, replica string) (domain.Event, bool) {
 	t := nanos(now)
 	if c.wild.activeAt(t) || !probed(p.ban) || !p.ban.activeAt(t) || (p.cooldown != nil && p.cooldown.until > t) {
 		return domain.Event{}, false
 	}
-	if m := models[p.model]; m != nil && m.bench != nil && m.bench.until > t {
+	if m != nil && m.bench != nil && m.bench.until > t {
 		return domain.Event{}, false
 	}
 	if now.Before(probeDue(p, pol)) {

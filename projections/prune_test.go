@@ -66,8 +66,8 @@ func TestQuietPairsAreDroppedPastTheBound(t *testing.T) {
 		t.Errorf("below the bound c1 keeps %d records, want all %d", got, maxQuietPairs-10)
 	}
 	failing := fold(numbered(quietNames(3000, 404)...))
-	if got := len(failing.creds["c1"].pairs); got != 3000 {
-		t.Errorf("3000 names with a failure counted keep %d records, want 3000", got)
+	if got := len(failing.creds["c1"].pairs); got > maxPairs {
+		t.Errorf("3000 names with a failure counted keep %d records, want at most maxPairs (%d)", got, maxPairs)
 	}
 }
 

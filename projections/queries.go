@@ -81,13 +81,12 @@ func banView(b *banRec) BanView {
 func (s *Snapshot) Bans(now time.Time) []BanView {
 	t := nanos(now)
 	out := []BanView{}
-	for _, name := range sortedKeys(s.creds) {
-		c := s.creds[name]
+	for c := range values(s.creds) {
 		if c.wild.activeAt(t) {
 			out = append(out, banView(c.wild))
 		}
-		for _, model := range sortedKeys(c.pairs) {
-			if b := c.pairs[model].ban; b.activeAt(t) {
+		for p := range values(c.pairs) {
+			if b := p.ban; b.activeAt(t) {
 				out = append(out, banView(b))
 			}
 		}
@@ -99,14 +98,14 @@ func (s *Snapshot) Bans(now time.Time) []BanView {
 // active bans (wildcard and per model), an admin ban beats an automatic
 // one, then a permanent ban beats a finite one, then the later end wins.
 func (s *Snapshot) CredentialBan(credential string, now time.Time) (BanView, bool) {
-	c := s.creds[credential]
+	c := lookup(s.creds, credential)
 	if c == nil {
 		return BanView{}, false
 	}
 	t := nanos(now)
 	best := activeBan(c.wild, t)
-	for _, model := range sortedKeys(c.pairs) {
-		if b := activeBan(c.pairs[model].ban, t); b != nil && reportedOver(b, best) {
+	for p := range values(c.pairs) {
+		if b := activeBan(p.ban, t); b != nil && reportedOver(b, best) {
 			best = b
 		}
 	}
@@ -135,9 +134,9 @@ func reportedOver(a, b *banRec) bool {
 func (s *Snapshot) Pair(key domain.Key, now time.Time) PairView {
 	t := nanos(now)
 	v := PairView{Credential: key.Credential, Model: key.Model}
-	if c := s.creds[key.Credential]; c != nil {
+	if c := lookup(s.creds, key.Credential); c != nil {
 		ban := activeBan(c.wild, t)
-		if p := c.pairs[key.Model]; p != nil {
+		if p := lookup(c.pairs, key.Model); p != nil {
 			if len(p.counts) > 0 {
 				v.ErrorCodeCounts = make(map[string]int, len(p.counts))
 				for code, n := range p.counts {
@@ -166,7 +165,7 @@ func (s *Snapshot) Pair(key domain.Key, now time.Time) PairView {
 			v.BanErrorCode, v.BanPermanent, v.BanUntil = bv.ErrorCode, bv.Permanent, bv.Until
 		}
 	}
-	if m := s.models[key.Model]; m != nil && m.bench != nil && m.bench.until > t {
+	if m := lookup(s.models, key.Model); m != nil && m.bench != nil && m.bench.until > t {
 		u := m.bench.bench.Until
 		v.BenchedUntil = &u
 	}
@@ -177,10 +176,10 @@ func (s *Snapshot) Pair(key domain.Key, now time.Time) PairView {
 func (s *Snapshot) Benched(now time.Time) map[string]BenchView {
 	t := nanos(now)
 	out := map[string]BenchView{}
-	for name, m := range s.models {
+	for m := range values(s.models) {
 		if m.bench != nil && m.bench.until > t {
 			b := m.bench.bench
-			out[name] = BenchView{Until: b.Until, Failures: b.Failures, Reason: b.Reason, Credentials: slices.Clone(b.Credentials)}
+			out[m.name] = BenchView{Until: b.Until, Failures: b.Failures, Reason: b.Reason, Credentials: slices.Clone(b.Credentials)}
 		}
 	}
 	return out
@@ -190,9 +189,9 @@ func (s *Snapshot) Benched(now time.Time) map[string]BenchView {
 // maxQuietPairs), ordered by credential then model.
 func (s *Snapshot) Pairs() []domain.Key {
 	var out []domain.Key
-	for _, name := range sortedKeys(s.creds) {
-		for _, model := range sortedKeys(s.creds[name].pairs) {
-			out = append(out, domain.Key{Credential: name, Model: model})
+	for c := range values(s.creds) {
+		for p := range values(c.pairs) {
+			out = append(out, domain.Key{Credential: c.name, Model: p.model})
 		}
 	}
 	return out
@@ -203,17 +202,23 @@ func (s *Snapshot) Pairs() []domain.Key {
 // maxQuietPairs records of its credential, a pair that holds no state is
 // no longer named.
 func (s *Snapshot) Named(key domain.Key) bool {
-	c := s.creds[key.Credential]
-	return c != nil && c.pairs[key.Model] != nil
+	c := lookup(s.creds, key.Credential)
+	return c != nil && lookup(c.pairs, key.Model) != nil
 }
 
 // Credentials lists every credential the log has named, sorted.
-func (s *Snapshot) Credentials() []string { return sortedKeys(s.creds) }
+func (s *Snapshot) Credentials() []string {
+	out := make([]string, 0, size(s.creds))
+	for c := range values(s.creds) {
+		out = append(out, c.name)
+	}
+	return out
+}
 
 // ModelFailures is the model's window of bench-countable failures, oldest
 // first.
 func (s *Snapshot) ModelFailures(model string) []domain.ModelFailure {
-	if m := s.models[model]; m != nil {
+	if m := lookup(s.models, model); m != nil {
 		return slices.Clone(m.window)
 	}
 	return nil

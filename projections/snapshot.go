@@ -4,6 +4,8 @@ import (
 	"maps"
 	"time"
 
+	iradix "github.com/hashicorp/go-immutable-radix/v2"
+
 	"github.com/airouter/airouter/domain"
 )
 
@@ -17,12 +19,15 @@ type Snapshot struct {
 	settings *domain.FallbackSettings
 	policy   *PolicyInForce
 	// creds and models hold frozen records: copies made when the snapshot
-	// was built, or records shared with an earlier snapshot.
-	creds  map[string]*credRec
-	models map[string]*modelRec
+	// was built, or records shared with an earlier snapshot, in persistent
+	// trees that share every node an event did not touch (persistent.go).
+	creds  *iradix.Tree[*frozenCred]
+	models *iradix.Tree[*modelRec]
 	index  blockIndex
 	// claims is State.claims when the snapshot was built.
 	claims uint64
+	// forgotten is State.PairsForgotten when the snapshot was built.
+	forgotten uint64
 }
 
 // Seq is the stream sequence of the last event the snapshot reflects.
@@ -50,18 +55,20 @@ func (s *Snapshot) Settings() (domain.FallbackSettings, bool) {
 // Live publishes incrementally instead.
 func (s *State) Snapshot() *Snapshot {
 	n := s.header()
-	n.creds = make(map[string]*credRec, len(s.creds))
+	creds := iradix.New[*frozenCred]().Txn()
 	for name, c := range s.creds {
-		fc := &credRec{name: name, wild: c.wild, cooldown: c.cooldown, probe: c.probe, pairs: make(map[string]*pairRec, len(c.pairs))}
+		pairs := iradix.New[*pairRec]().Txn()
 		for model, p := range c.pairs {
-			fc.pairs[model] = p.frozen()
+			pairs.Insert([]byte(model), p.frozen())
 		}
-		n.creds[name] = fc
+		creds.Insert([]byte(name), c.freeze(pairs.Commit()))
 	}
-	n.models = make(map[string]*modelRec, len(s.models))
+	n.creds = creds.Commit()
+	models := iradix.New[*modelRec]().Txn()
 	for name, m := range s.models {
-		n.models[name] = m.frozen()
+		models.Insert([]byte(name), m.frozen())
 	}
+	n.models = models.Commit()
 	n.indexAll()
 	return n
 }
@@ -88,8 +95,18 @@ func (s *State) publish(prev *Snapshot) *Snapshot {
 	return n
 }
 
+// credDraft is a credential being published: its fresh copy and the
+// transaction on its pairs, committed when the publish has gone through
+// every changed record.
+type credDraft struct {
+	fc    *frozenCred
+	pairs *iradix.Txn[*pairRec]
+}
+
 // publishCreds gives n fresh copies of the changed credentials and pairs,
-// and returns the block index entries that changed.
+// inserted into prev's trees (so the rest is shared), and returns the
+// block index entries that changed. A pair the fold dropped (gone) is
+// deleted from its credential's tree.
 func (s *State) publishCreds(prev, n *Snapshot) map[string]*reindexCred {
 	reindex := map[string]*reindexCred{}
 	mark := func(cred string, full bool, model string) {
@@ -107,47 +124,47 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]*reindexCred {
 	if len(s.dirtyCreds)+len(s.dirtyPairs) == 0 {
 		return reindex
 	}
-	n.creds = maps.Clone(prev.creds)
-	fresh := make(map[string]*credRec, len(s.dirtyCreds)+1)
-	own := func(name string) *credRec {
-		if fc := fresh[name]; fc != nil {
-			return fc
+	drafts := make(map[string]*credDraft, len(s.dirtyCreds)+1)
+	own := func(name string) *credDraft {
+		if d := drafts[name]; d != nil {
+			return d
 		}
-		fc := &credRec{name: name, wild: s.creds[name].wild, cooldown: s.creds[name].cooldown, probe: s.creds[name].probe}
-		if old := prev.creds[name]; old != nil {
-			fc.pairs = maps.Clone(old.pairs)
-			if old.wild != fc.wild || old.cooldown != fc.cooldown || old.probe != fc.probe {
+		d := &credDraft{fc: s.creds[name].freeze(nil)}
+		if old := lookup(prev.creds, name); old != nil {
+			d.pairs = old.pairs.Txn()
+			if old.wild != d.fc.wild || old.cooldown != d.fc.cooldown || old.probe != d.fc.probe {
 				mark(name, true, "")
 			}
 		} else {
-			fc.pairs = map[string]*pairRec{}
+			d.pairs = iradix.New[*pairRec]().Txn()
 			mark(name, true, "")
 		}
-		fresh[name] = fc
-		n.creds[name] = fc
-		return fc
+		drafts[name] = d
+		return d
 	}
 	for _, c := range s.dirtyCreds {
 		own(c.name)
 	}
 	for _, p := range s.dirtyPairs {
-		fc := own(p.cred)
+		d, key := own(p.cred), []byte(p.model)
 		if p.gone {
-			if old, ok := fc.pairs[p.model]; ok {
-				delete(fc.pairs, p.model)
-				if old.ban != nil || old.cooldown != nil {
-					mark(p.cred, false, p.model)
-				}
+			if old, ok := d.pairs.Delete(key); ok && (old.ban != nil || old.cooldown != nil) {
+				mark(p.cred, false, p.model)
 			}
 			continue
 		}
-		old := fc.pairs[p.model]
+		old, _ := d.pairs.Insert(key, p.frozen())
 		if old == nil && (p.ban != nil || p.cooldown != nil) ||
 			old != nil && (old.ban != p.ban || old.cooldown != p.cooldown || old.probe != p.probe) {
 			mark(p.cred, false, p.model)
 		}
-		fc.pairs[p.model] = p.frozen()
 	}
+	creds := prev.creds.Txn()
+	for name, d := range drafts {
+		d.fc.pairs = d.pairs.Commit()
+		creds.Insert([]byte(name), d.fc)
+	}
+	n.creds = creds.Commit()
 	return reindex
 }
 
@@ -158,20 +175,26 @@ func (s *State) publishModels(prev, n *Snapshot) bool {
 		return false
 	}
 	benchChanged := false
-	n.models = maps.Clone(prev.models)
+	models := prev.models.Txn()
 	for _, m := range s.dirtyModels {
 		var oldBench *benchRec
-		if old := prev.models[m.name]; old != nil {
+		if old := lookup(prev.models, m.name); old != nil {
 			oldBench = old.bench
 		}
+		if m.gone { // dropped with its model's last pair (prune.go)
+			models.Delete([]byte(m.name))
+			benchChanged = benchChanged || oldBench != nil
+			continue
+		}
 		benchChanged = benchChanged || oldBench != m.bench
-		n.models[m.name] = m.frozen()
+		models.Insert([]byte(m.name), m.frozen())
 	}
+	n.models = models.Commit()
 	return benchChanged
 }
 
 func (s *State) header() *Snapshot {
-	return &Snapshot{pos: s.pos, lastAt: s.lastAt, skipped: s.skipped, settings: s.settings, policy: s.policy, claims: s.claims}
+	return &Snapshot{pos: s.pos, lastAt: s.lastAt, skipped: s.skipped, settings: s.settings, policy: s.policy, claims: s.claims, forgotten: s.forgotten}
 }
 
 func (s *State) clearDirty() {

@@ -43,6 +43,13 @@ type State struct {
 	// claims counts the probe claims folded and kept (ClaimsFolded);
 	// not part of what a checkpoint keeps.
 	claims uint64
+	// forgotten counts the pair records the fold forgot while they held
+	// failure counts (prune.go); a checkpoint keeps it.
+	forgotten uint64
+	// dropped lists the pairs the event being folded dropped, handed to
+	// its Change at the end of the step (prune.go). Not part of what the
+	// log determines.
+	dropped []PairDrop
 
 	// Records changed since the last incremental publish (see publish).
 	// Not part of what the log determines.
@@ -92,6 +99,9 @@ type modelRec struct {
 	window []domain.ModelFailure
 	bench  *benchRec
 	dirty  bool
+	// gone marks a record the fold dropped with its model's last pair
+	// (prune.go).
+	gone bool
 }
 
 // banRec, cooldownRec and benchRec are replaced, never mutated, so states
@@ -141,14 +151,23 @@ func (s *State) cred(name string) *credRec {
 	return c
 }
 
+// pair is c's record of model, made when there is none; making one first
+// keeps c within maxPairs (makeRoom, prune.go).
 func (s *State) pair(c *credRec, model string) *pairRec {
 	p := c.pairs[model]
 	if p == nil {
-		p = &pairRec{cred: c.name, model: model}
-		c.pairs[model] = p
-		s.indexPair(c, p)
-		s.touchPair(p)
+		s.makeRoom(c)
+		p = s.newPair(c, model)
 	}
+	return p
+}
+
+// newPair adds a record of model to c.
+func (s *State) newPair(c *credRec, model string) *pairRec {
+	p := &pairRec{cred: c.name, model: model}
+	c.pairs[model] = p
+	s.indexPair(c, p)
+	s.touchPair(p)
 	return p
 }
 

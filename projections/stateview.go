@@ -53,9 +53,9 @@ func (s *Snapshot) StateView(now time.Time) StateView {
 	for _, k := range s.Pairs() {
 		v.Pairs = append(v.Pairs, s.Pair(k, now))
 	}
-	for name, m := range s.models {
+	for m := range values(s.models) {
 		if len(m.window) > 0 {
-			v.ModelFailures[name] = slices.Clone(m.window)
+			v.ModelFailures[m.name] = slices.Clone(m.window)
 		}
 	}
 	if set, ok := s.Settings(); ok {

@@ -9,9 +9,9 @@ import (
 // BenchmarkSwapPerEvent is Live.Apply of one outcome with nothing pending
 // (so it publishes a snapshot) on a credential holding n named pairs, on
 // one of them or (new-pair) on a model the credential had none of. The
-// event touches one pair; what still grows with n is the copy of the
-// credential's pair map a publish makes (and of the model map when the
-// model's failure window changes).
+// event touches one pair, so the publish copies that pair, its
+// credential, its model when the failure window changed, and the tree
+// nodes on their paths: the cost should not grow with n.
 //
 //	go test ./projections -run '^$' -bench SwapPerEvent
 func BenchmarkSwapPerEvent(b *testing.B) {

@@ -31,7 +31,7 @@ type upstream struct {
 	status atomic.Int64
 }
 
-func newUpstream(t *testing.T, status int) *upstream {
+func newUpstream(t testing.TB, status int) *upstream {
 	t.Helper()
 	u := &upstream{}
 	u.status.Store(int64(status))

@@ -43,10 +43,11 @@ func chatModel(t *testing.T, r *running, path, model string) (int, []byte) {
 
 // A model name over domain.MaxModelNameLen is a 400 naming the limit on
 // the proxy (in the endpoint's envelope) and on the admin API, and the log
-// stays connected.
+// stays connected: a ban made afterwards is stored and selection skips the
+// banned pair.
 func TestLongModelNamesAreRefusedOnBothSurfaces(t *testing.T) {
-	up := newUpstream(t, 200)
-	r := anyModelRouter(t, up)
+	up, other := newUpstream(t, 200), newUpstream(t, 200)
+	r := anyModelRouter(t, up, other)
 	limit := strconv.Itoa(domain.MaxModelNameLen)
 	for name, model := range map[string]string{
 		"4 KB":              strings.Repeat("m", 4096),
@@ -55,7 +56,7 @@ func TestLongModelNamesAreRefusedOnBothSurfaces(t *testing.T) {
 		"one byte too long": strings.Repeat("m", domain.MaxModelNameLen+1),
 	} {
 		t.Run(name, func(t *testing.T) {
-			for _, path := range []string{"/v1/chat/completions", "/v1/messages"} {
+			for _, path := range []string{"/v1/chat/completions", "/v1/responses", "/v1/messages"} {
 				status, body := chatModel(t, r, path, model)
 				var env struct {
 					Type  string `json:"type"`
@@ -79,14 +80,41 @@ func TestLongModelNamesAreRefusedOnBothSurfaces(t *testing.T) {
 			}
 		})
 	}
-	if up.calls.Load() != 0 {
-		t.Errorf("the upstream was called %d times", up.calls.Load())
+	if n := up.calls.Load() + other.calls.Load(); n != 0 {
+		t.Errorf("the upstreams were called %d times", n)
 	}
 	if status, body, h := health(t, r); status != 200 || !h.Log.Connected {
 		t.Fatalf("/health after long names: %d %.500s", status, body)
 	}
-	if status, _, _ := r.do(t, "POST", "/api/ban", testMasterKey, map[string]string{"credential": "cred-a", "ttl": "1m"}); status != 200 {
-		t.Fatalf("an admin ban after long names: %d", status)
+	banWorksAfterLongNames(t, r, up)
+}
+
+// banWorksAfterLongNames bans cred-a (upstream up) on a short model the log
+// has named, and checks the ban holds: stored, folded, and skipped by
+// selection.
+func banWorksAfterLongNames(t *testing.T, r *running, up *upstream) {
+	t.Helper()
+	const model = "short-model"
+	if status, body := chatModel(t, r, "/v1/chat/completions", model); status != 200 {
+		t.Fatalf("chat after long names: %d %.300s", status, body)
+	}
+	testkit.Eventually(t, "the outcome of the short model stored", func() bool {
+		return countEvents(t, r, func(ev domain.Event) bool { return ev.Outcome != nil && ev.Outcome.Model == model }) == 1
+	})
+	if status, body := postJSON(t, r, "/api/ban", map[string]string{"credential": "cred-a", "model": model, "ttl": "1m"}); status != 200 {
+		t.Fatalf("an admin ban after long names: %d %.300s", status, body)
+	}
+	if !blocked(r, "cred-a", model) {
+		t.Fatal("the pair is not banned after the ban answered")
+	}
+	before := up.calls.Load()
+	for range 4 {
+		if status, body := chatModel(t, r, "/v1/chat/completions", model); status != 200 {
+			t.Fatalf("chat after the ban: %d %.300s", status, body)
+		}
+	}
+	if n := up.calls.Load() - before; n != 0 {
+		t.Errorf("the banned pair was selected %d times", n)
 	}
 }
 

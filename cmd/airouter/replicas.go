@@ -12,12 +12,16 @@ import (
 // observe is the decision engine's observer: the admin API's metrics and
 // log lines, the replicas seen (heartbeats), and the rate windows, which
 // count every other replica's requests and tokens from their outcomes as
-// they are folded (this replica counted its own at selection). Outcomes
+// they are folded (this replica counted its own at selection), and the
+// proxy forgets what it keeps for the pairs the fold dropped. Outcomes
 // without a replica were written before outcomes carried one and count
 // nowhere but where they were made.
 func (rt *router) observe(ev domain.Event, ch projections.Change, live bool) {
 	rt.admin.Observe(ev, ch, live)
 	rt.tracker.Observe(ev, live)
+	for _, d := range ch.Dropped {
+		rt.proxy.Forget(d.Key)
+	}
 	if o := ev.Outcome; o != nil && o.Replica != "" && o.Replica != rt.replica {
 		rt.proxy.CountPeer(o.Credential, o.Model, ev.At, o.Tokens)
 	}

@@ -80,9 +80,11 @@ type consumer struct {
 	errLog  atomic.Int64 // unix nanos of the last logged consume error
 	dec     eventjson.Decoder
 
-	// The running consumption, replaced when it stalls (consume_watch.go).
+	// The running consumption, replaced when it stalls (consume_watch.go),
+	// and the ordered consumer it reads, deleted once stopped (release.go).
 	ccMu sync.Mutex
 	cc   jetstream.ConsumeContext
+	oc   jetstream.Consumer
 	stall
 }
 
@@ -122,7 +124,7 @@ func (cs *consumers) consume(ctx context.Context, cfg jetstream.OrderedConsumerC
 		c.ccMu.Unlock()
 		return nil, fmt.Errorf("consume %s: %w", EventsStream, err)
 	}
-	c.cc = cc
+	c.cc, c.oc = cc, oc
 	c.ccMu.Unlock()
 	cs.mu.Lock()
 	cs.running[c] = struct{}{}
@@ -153,9 +155,10 @@ func (c *consumer) stop() {
 		c.unwatch()
 	}
 	c.ccMu.Lock()
-	cc := c.cc
+	cc, oc := c.cc, c.oc
 	c.ccMu.Unlock()
 	cc.Stop()
+	c.set.conn.release(oc)
 	c.set.mu.Lock()
 	delete(c.set.running, c)
 	c.set.mu.Unlock()

@@ -132,15 +132,19 @@ func (c *consumer) restart() {
 	if c.stopped.Load() {
 		c.ccMu.Unlock()
 		cc.Stop()
+		c.set.conn.release(oc)
 		return
 	}
-	old := c.cc
-	c.cc = cc
+	old, oldOC := c.cc, c.oc
+	c.cc, c.oc = cc, oc
 	c.ccMu.Unlock()
 	c.set.log.Info("replaced a stalled event consumer", "from_seq", from)
 	// Stopping the old one waits for the client's own re-creation attempt
 	// to end (up to its 10 s timeout); nothing waits for that.
-	go old.Stop()
+	go func() {
+		old.Stop()
+		c.set.conn.release(oldOC)
+	}()
 }
 
 // replaceAll re-creates every running consumer from where it was, after

@@ -14,7 +14,6 @@ import (
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/redact"
 	"github.com/hashicorp/go-hclog"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ReaderOptions say where a Reader finds a log. Exactly one of StoreDir and
@@ -106,18 +105,16 @@ func (c *conn) openReader(ctx context.Context, o ReaderOptions) error {
 	if c.external {
 		where = redact.URLs(o.NatsURL)
 	}
+	s := c.cur()
+	// A server without JetStream answers nothing either, which the stream
+	// lookup would wait out as an election: it is refused at once, as
+	// opening the log refuses it.
+	if _, err := s.js.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("check jetstream is available in %s: %w", where, err)
+	}
 	var err error
-	if c.cur().events, err = c.cur().js.Stream(ctx, EventsStream); err != nil {
-		return fmt.Errorf("open stream %s in %s: %w", EventsStream, where, err)
-	}
-	c.cur().ckpts, err = c.cur().js.Stream(ctx, CheckpointsStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		c.cur().ckpts, err = nil, nil
-	}
-	if err != nil {
-		return fmt.Errorf("open stream %s in %s: %w", CheckpointsStream, where, err)
-	}
-	return nil
+	s.events, s.ckpts, err = c.findStreams(ctx, s.js.Stream, " in "+where)
+	return err
 }
 
 // startCopy copies the store's jetstream directory into a fresh private
@@ -142,7 +139,8 @@ func (c *conn) startCopy(ctx context.Context, o ReaderOptions) error {
 		Storage: StorageFile, MaxBytes: DefaultMaxBytes, ServerName: readerServerName, Logger: o.Logger,
 	}, dir)
 	if err != nil {
-		return err
+		// The error names the private copy, which is removed: name the store.
+		return fmt.Errorf("read the event log in %q: %w", o.StoreDir, err)
 	}
 	c.srv = s
 	return nil

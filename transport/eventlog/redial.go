@@ -2,7 +2,6 @@ package eventlog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -144,15 +143,8 @@ func (c *conn) newSession() (*session, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), redialTimeout)
 	defer cancel()
-	if s.events, err = s.js.Stream(ctx, EventsStream); err != nil {
-		return fail(fmt.Errorf("open stream %s: %w", EventsStream, err))
-	}
-	s.ckpts, err = s.js.Stream(ctx, CheckpointsStream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		s.ckpts, err = nil, nil
-	}
-	if err != nil {
-		return fail(fmt.Errorf("open stream %s: %w", CheckpointsStream, err))
+	if s.events, s.ckpts, err = c.findStreams(ctx, s.js.Stream, ""); err != nil {
+		return fail(err)
 	}
 	return s, nil
 }

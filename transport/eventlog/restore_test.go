@@ -17,7 +17,11 @@ import (
 // with a 2 s deadline and print how it went (TestRestoreHelperProcess):
 // a restore that never ends keeps a goroutine busy for good, so it runs in
 // a process of its own.
-const restoreHelperEnv = "EVENTLOG_RESTORE_DIR"
+// With restoreReaderEnv set too, it opens a Reader on the store instead.
+const (
+	restoreHelperEnv = "EVENTLOG_RESTORE_DIR"
+	restoreReaderEnv = "EVENTLOG_RESTORE_READER"
+)
 
 func TestRestoreHelperProcess(t *testing.T) {
 	dir := os.Getenv(restoreHelperEnv)
@@ -26,12 +30,18 @@ func TestRestoreHelperProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	l, err := Open(ctx, Options{StoreDir: dir})
+	var closer interface{ Close(context.Context) error }
+	var err error
+	if os.Getenv(restoreReaderEnv) != "" {
+		closer, err = OpenReader(ctx, ReaderOptions{StoreDir: dir})
+	} else {
+		closer, err = Open(ctx, Options{StoreDir: dir})
+	}
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(0) // the stuck restore goes with the process
 	}
-	_ = l.Close(context.Background())
+	_ = closer.Close(context.Background())
 	fmt.Println("opened")
 	os.Exit(0)
 }
@@ -51,9 +61,16 @@ func garbleSeq(t *testing.T, storeDir string) {
 }
 
 // A garbage sequence in a record of a cleanly closed store makes
-// nats-server's restore run without end; opening the log fails at its
-// deadline with the cause instead of hanging.
+// nats-server's restore run without end; opening the log, or a Reader on
+// the store (replay, export), fails at its deadline with the cause and the
+// store named instead of hanging.
 func TestARestoreThatDoesNotEndFailsInBoundedTime(t *testing.T) {
+	for _, reader := range []bool{false, true} {
+		t.Run(map[bool]string{false: "log", true: "reader"}[reader], func(t *testing.T) { restoreNeverEnds(t, reader) })
+	}
+}
+
+func restoreNeverEnds(t *testing.T, reader bool) {
 	dir := t.TempDir()
 	l, err := Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, 0)})
 	if err != nil {
@@ -69,6 +86,9 @@ func TestARestoreThatDoesNotEndFailsInBoundedTime(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRestoreHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), restoreHelperEnv+"="+dir)
+	if reader {
+		cmd.Env = append(cmd.Env, restoreReaderEnv+"=1")
+	}
 	begin := time.Now()
 	out, err := cmd.Output()
 	took := time.Since(begin)

@@ -36,6 +36,7 @@ func (c *conn) seqAt(ctx context.Context, t time.Time) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("find the first event stored at %s: %w", t.UTC().Format(time.RFC3339), err)
 	}
+	defer c.release(oc)
 	msg, err := oc.Next(jetstream.FetchContext(ctx))
 	if err != nil {
 		return 0, fmt.Errorf("find the first event stored at %s: %w", t.UTC().Format(time.RFC3339), err)

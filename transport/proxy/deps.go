@@ -24,7 +24,7 @@ type Credential struct {
 	// RPM and TPM limit the credential over a sliding 60 s window; 0 or
 	// -1 means unlimited.
 	RPM, TPM int
-	// Weight is the round-robin weight; 0 means 1.
+	// Weight is the selection weight; 0 means 1.
 	Weight int
 	// IsFallback puts the credential in the fallback pool, tried only when
 	// no primary candidate is left.

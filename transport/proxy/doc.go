@@ -1,7 +1,8 @@
 // Package proxy is airouter's OpenAI-compatible front door: it authenticates
 // a client, reads its request, resolves the model alias, picks a credential
-// by smooth weighted round-robin over the candidates the current snapshot
-// allows and the rate-limit windows admit, and forwards the request through
+// by weight (smooth weighted round-robin; weighted random sampling in a
+// large pool) among the candidates the current snapshot allows and the
+// rate-limit windows admit, and forwards the request through
 // one pooled transport. A single failover loop serves every endpoint: a
 // retryable outcome moves on to the next untried candidate until one
 // succeeds, the hop limit or the time budget is reached, and an exhausted

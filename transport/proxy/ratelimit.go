@@ -157,6 +157,9 @@ func (w *window) freeIn(sec int64, limit int64) int64 {
 type usage struct {
 	reqs window
 	toks window
+	// lazy marks the windows of a pair of a model only clients name,
+	// counted in Proxy.lazyPairs (table.go, forget.go).
+	lazy bool
 }
 
 // limits is a requests-per-minute and tokens-per-minute limit over one

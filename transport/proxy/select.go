@@ -22,11 +22,13 @@ func (s idxSet) count() (n int) {
 }
 
 // pick chooses the next candidate for a request on surface ep, skipping
-// those in skip, those the gate blocks and those over a rate limit, by
-// smooth weighted round-robin (nginx): every live candidate's counter grows
-// by its weight, the highest counter wins (ties go to config order) and the
-// winner's counter drops by the total. Fallback candidates are considered
-// only when no primary is live. The winner is charged one request in its
+// those in skip, those the gate blocks and those over a rate limit. In a
+// group of fewer than sampleMin candidates it picks by smooth weighted
+// round-robin (nginx): every live candidate's counter grows by its weight,
+// the highest counter wins (ties go to config order) and the winner's
+// counter drops by the total. A larger group is picked from by weighted
+// random sampling (sample.go). Fallback candidates are considered only
+// when no primary is live. The winner is charged one request in its
 // windows; a candidate that loses that race joins skip and the pick runs
 // again.
 //
@@ -42,15 +44,15 @@ func (pl *pool) pick(g Gate, now time.Time, skip idxSet, ep endpoint, rej *rejec
 // pickProbe is pick that also reports whether the winner is a recovery
 // probe: a pair whose automatic ban has an open claim of this process
 // (recovery.go) goes first, once per claim, in the fallback group too
-// while a primary serves (fallbackprobe.go).
+// while a primary serves (probeclaims.go).
 func (pl *pool) pickProbe(g Gate, now time.Time, skip idxSet, ep endpoint, rej *rejections) (int, bool) {
 	sec := now.Unix()
 	for {
-		i, probe := pl.pickGroup(g, now, sec, skip, ep, 0, pl.primary, rej)
+		i, probe := pl.pickIn(g, now, sec, skip, ep, 0, rej)
 		if i < 0 {
-			i, probe = pl.pickGroup(g, now, sec, skip, ep, pl.primary, len(pl.cands), rej)
+			i, probe = pl.pickIn(g, now, sec, skip, ep, 1, rej)
 		} else if !probe {
-			if j := pl.fallbackProbe(g, now, sec, skip, ep); j >= 0 {
+			if j := pl.groupProbe(g, now, sec, skip, ep, 1); j >= 0 {
 				i, probe = j, true
 			}
 		}
@@ -92,15 +94,19 @@ func (pl *pool) pickGroup(g Gate, now time.Time, sec int64, skip idxSet, ep endp
 		// the counters keep summing to zero.
 		pl.cands[best].current.Add(-total)
 	}
-	if probe >= 0 {
-		taken := pl.probes.take(claim)
-		// Either way the claim is spent: later picks skip the lock.
-		pl.cands[probe].probeSeen.Store(claim)
-		if taken {
-			return probe, true
-		}
+	if probe >= 0 && pl.takeProbe(probe, claim) {
+		return probe, true
 	}
 	return best, false
+}
+
+// takeProbe takes candidate i's open claim, reporting false when another
+// request took it first. Either way the claim is spent for the candidate:
+// later picks skip the probes' lock.
+func (pl *pool) takeProbe(i int, claim *domain.ProbeClaim) bool {
+	taken := pl.probes.take(claim)
+	pl.cands[i].probeSeen.Store(claim)
+	return taken
 }
 
 // usable reports whether the candidate serves ep and is neither blocked by

@@ -108,9 +108,9 @@ type pool struct {
 	// probes tracks the recovery probes this process sent (recovery.go);
 	// nil sends none.
 	probes *probes
-	// fallbackClaims is the gate's claim count when the fallback group
-	// was last found without an unsent claim (fallbackprobe.go).
-	fallbackClaims atomic.Uint64
+	// groups holds the samplers of large groups and the probe claim
+	// counts (sample.go, probeclaims.go).
+	groups groups
 }
 
 // table is an immutable routing table; a rebuild swaps in a new one.
@@ -250,6 +250,7 @@ func (p *Proxy) newPool(model string, specs []candidateSpec, lazy bool) *pool {
 		pl.hasLimit = pl.hasLimit || c.pair.rpm > 0 || c.pair.tpm > 0 ||
 			s.cred.limits.rpm > 0 || s.cred.limits.tpm > 0
 	}
+	pl.buildGroups()
 	return pl
 }
 
@@ -265,7 +266,8 @@ func dedupe(specs []candidateSpec) []candidateSpec {
 
 // pairUsage returns the windows of a pair, created once and kept across
 // rebuilds. The pairs of models only clients name (lazy) are kept while
-// there are fewer than maxLazyPairs of them; past that, a made-up model's
+// there are fewer than maxLazyPairs of them, until the log's state drops
+// the pair (Forget); past that, a made-up model's
 // windows live only as long as its pool, so clients inventing names cannot
 // grow memory without bound. Such pairs have no limits of their own; the
 // windows only feed Usage.
@@ -277,7 +279,7 @@ func (p *Proxy) pairUsage(k domain.Key, lazy bool) *usage {
 		p.unkeptPairs.Add(1)
 		return &usage{}
 	}
-	v, loaded := p.pairs.LoadOrStore(k, &usage{})
+	v, loaded := p.pairs.LoadOrStore(k, &usage{lazy: lazy})
 	if lazy && !loaded {
 		p.lazyPairs.Add(1)
 	}
