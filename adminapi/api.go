@@ -319,15 +319,26 @@ func (a *API) rejects() map[string]uint64 {
 // servedPairs are the configured pairs, then the models proxy credentials
 // learned, with the credential's weight and no pair limits.
 func (a *API) servedPairs() []Pair {
+	cf := a.cf()
+	learned := a.learnedPairs(cf)
+	if len(learned) == 0 {
+		return cf.configured
+	}
+	return append(append([]Pair(nil), cf.configured...), learned...)
+}
+
+// learnedPairs are the models proxy credentials of cf learned, with the
+// credential's weight and no pair limits.
+func (a *API) learnedPairs(cf *conf) []Pair {
 	if a.traffic == nil {
-		return a.cf().configured
+		return nil
 	}
 	learned := a.traffic.Learned()
 	if len(learned) == 0 {
-		return a.cf().configured
+		return nil
 	}
-	out := append([]Pair(nil), a.cf().configured...)
-	for _, c := range a.cf().creds {
+	var out []Pair
+	for _, c := range cf.creds {
 		for _, m := range learned[c.Name] {
 			out = append(out, Pair{Credential: c.Name, Model: m, Weight: c.Weight, RPM: -1, TPM: -1})
 		}

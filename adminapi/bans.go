@@ -101,10 +101,10 @@ func (a *API) ban(w http.ResponseWriter, r *http.Request) error {
 // serves reports whether an admin ban may name model on credential c: the
 // wildcard, a proxy credential (it relays whatever its upstream serves, and
 // may learn more), a configured pair, a model its upstream taught it, or a
-// pair the log names (a model it was asked for, or one holding a ban; past
-// 1,000 records of a credential, the log keeps only the pairs that hold
-// state: projections.Snapshot.Named). So bans cannot add metric series and
-// /health entries for names nothing uses.
+// pair the log names (a model it was asked for, or one holding a ban; at
+// 2,000 records of a credential, the log drops the least recently used
+// pairs that hold no state: projections.Snapshot.Named). So bans cannot
+// add metric series and /health entries for names nothing uses.
 func (a *API) serves(c Credential, model string) bool {
 	if model == domain.AllModels || c.Type == domain.CredentialProxy {
 		return true

@@ -82,38 +82,30 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- m
 	}
+	g := newGaugeBatch()
 	for _, cr := range a.cf().creds {
 		banned := 0.0
-		if _, ok := snap.CredentialBan(cr.Name, now); ok {
+		if snap.CredentialBanned(cr.Name, now) {
 			banned = 1
 		}
-		emit(descCredBanned, prometheus.GaugeValue, banned, cr.Name)
+		labels := g.credential(cr.Name)
+		ch <- g.gauge(descCredBanned, labels, banned)
 		if cr.Type == domain.CredentialProxy {
 			continue // a relay's load is its upstream's
 		}
 		rpm, tpm := a.usage(cr.Name, "")
-		emit(descCredRPM, prometheus.GaugeValue, float64(rpm), cr.Name)
-		emit(descCredTPM, prometheus.GaugeValue, float64(tpm), cr.Name)
+		ch <- g.gauge(descCredRPM, labels, float64(rpm))
+		ch <- g.gauge(descCredTPM, labels, float64(tpm))
 	}
-	cooling := 0
 	shown, omitted := a.knownPairs(snap, now, healthFilter{})
-	for _, p := range shown {
-		if a.cf().byName[p.Credential].Type != domain.CredentialProxy {
-			rpm, tpm := a.usage(p.Credential, p.Model)
-			emit(descModelRPM, prometheus.GaugeValue, float64(rpm), p.Credential, p.Model)
-			emit(descModelTPM, prometheus.GaugeValue, float64(tpm), p.Credential, p.Model)
-		}
-	}
-	c.emitOmitted(emit, omitted)
+	c.emitPairs(ch, g, shown)
+	emit(descPairsOmitted, prometheus.GaugeValue, float64(len(omitted)))
+	c.emitOmitted(ch, g, omitted)
 	emit(descForgotten, prometheus.CounterValue, float64(snap.PairsForgotten()))
-	for _, k := range snap.Pairs() {
-		if snap.Pair(k, now).CooldownUntil != nil {
-			cooling++
-		}
-	}
+	cooling := snap.CoolingPairs(now)
 	byOrigin := map[domain.Origin]int{domain.OriginAdmin: 0, domain.OriginFail2Ban: 0}
-	for _, b := range snap.Bans(now) {
-		byOrigin[b.Origin]++
+	for origin, n := range snap.ActiveBansByOrigin(now) {
+		byOrigin[origin] += n
 	}
 	for origin, n := range byOrigin {
 		emit(descBansActive, prometheus.GaugeValue, float64(n), string(origin))
@@ -150,10 +142,28 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// emitOmitted counts the pairs left out past maxLogPairs and sums their
-// usage per credential under model="other".
-func (c *collector) emitOmitted(emit func(*prometheus.Desc, prometheus.ValueType, float64, ...string), omitted []domain.Key) {
-	emit(descPairsOmitted, prometheus.GaugeValue, float64(len(omitted)))
+// emitPairs sends the usage gauges of the pairs shown, those of proxy
+// credentials left out.
+func (c *collector) emitPairs(ch chan<- prometheus.Metric, g *gaugeBatch, shown []Pair) {
+	var cred string
+	proxy := false
+	for _, p := range shown {
+		if p.Credential != cred { // shown is sorted by credential
+			cred, proxy = p.Credential, c.a.cf().byName[p.Credential].Type == domain.CredentialProxy
+		}
+		if proxy {
+			continue
+		}
+		rpm, tpm := c.a.usage(p.Credential, p.Model)
+		labels := g.pair(p.Credential, p.Model)
+		ch <- g.gauge(descModelRPM, labels, float64(rpm))
+		ch <- g.gauge(descModelTPM, labels, float64(tpm))
+	}
+}
+
+// emitOmitted sums the usage of the pairs left out past maxLogPairs per
+// credential under model="other".
+func (c *collector) emitOmitted(ch chan<- prometheus.Metric, g *gaugeBatch, omitted []domain.Key) {
 	sums := map[string][2]int{}
 	var order []string
 	for _, k := range omitted {
@@ -168,7 +178,8 @@ func (c *collector) emitOmitted(emit func(*prometheus.Desc, prometheus.ValueType
 		sums[k.Credential] = [2]int{s[0] + rpm, s[1] + tpm}
 	}
 	for _, cred := range order {
-		emit(descModelRPM, prometheus.GaugeValue, float64(sums[cred][0]), cred, otherModel)
-		emit(descModelTPM, prometheus.GaugeValue, float64(sums[cred][1]), cred, otherModel)
+		labels := g.pair(cred, otherModel)
+		ch <- g.gauge(descModelRPM, labels, float64(sums[cred][0]))
+		ch <- g.gauge(descModelTPM, labels, float64(sums[cred][1]))
 	}
 }

@@ -33,9 +33,11 @@ func (r *rig) publishOutcomes(evs ...domain.Event) {
 // TestADroppedClientNamedPairLeavesNoSeries: when the log's state drops a
 // pair of a model config does not route, its series go from /metrics:
 // forgotten with its failure counts (the credential reached its bound on
-// records, the pair's streak was the oldest) or dropped holding nothing (a
-// success past the bound). A routed model's series stay, though the log
-// forgot its record as well; the forgotten records are counted.
+// records, the pair's streak was the oldest) or dropped holding nothing
+// (at the bound, the least recently used such record). A routed model's
+// series stay, though the log forgot its record as well; the forgotten
+// records are counted. A name that succeeds keeps its record and series
+// until then.
 func TestADroppedClientNamedPairLeavesNoSeries(t *testing.T) {
 	r := newRig(t)
 	m := r.api.Metrics()
@@ -82,12 +84,25 @@ func TestADroppedClientNamedPairLeavesNoSeries(t *testing.T) {
 		t.Error("nothing counted as forgotten")
 	}
 
-	// Past the bound a name that succeeds holds nothing: its record goes
-	// with the outcome, and its series with it.
+	// A name that succeeds holds nothing: it keeps its record and series
+	// until the credential is at its bound again, when it goes before the
+	// streaks, though they began before its last use.
 	m.Attempt("openai-1", "quiet-name", chat, 200, time.Millisecond)
 	m.Tokens("openai-1", "quiet-name", 5, 1, 0, 0)
-	wantMetrics(t, r.scrape(), map[string]float64{series("quiet-name", "200"): 1, tokens("quiet-name"): 5})
 	r.publishOutcomes(outcome("o/quiet", "openai-1", "quiet-name", 200, now))
+	quiet := domain.Key{Credential: "openai-1", Model: "quiet-name"}
+	if !r.live.Load().Named(quiet) {
+		t.Fatal("the log dropped openai-1/quiet-name below its bound")
+	}
+	wantMetrics(t, r.scrape(), map[string]float64{series("quiet-name", "200"): 1, tokens("quiet-name"): 5})
+	evs = evs[:0]
+	for i := range 100 {
+		evs = append(evs, outcome(fmt.Sprintf("o/more-%d", i), "openai-1", fmt.Sprintf("more-%04d", i), 500, now))
+	}
+	r.publishOutcomes(evs...)
+	if r.live.Load().Named(quiet) {
+		t.Fatal("the log still names openai-1/quiet-name at its bound")
+	}
 	for k := range r.scrape() {
 		if strings.Contains(k, `model="quiet-name"`) {
 			t.Errorf("the dropped quiet pair left a series in /metrics: %s", k)

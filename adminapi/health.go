@@ -282,16 +282,18 @@ func (a *API) status(h Health, pairsOf, openPairs map[string]int) string {
 // the others are omitted (in that order). Pairs f leaves out by name are
 // neither shown nor omitted.
 func (a *API) knownPairs(snap *projections.Snapshot, now time.Time, f healthFilter) (shown []Pair, omitted []domain.Key) {
-	seen := map[domain.Key]bool{}
-	byName := a.cf().byName
+	cf := a.cf()
+	seen := map[domain.Key]bool{} // the learned pairs config does not list
 	usable := func(k domain.Key) bool {
-		if !f.pair(k.Credential, k.Model) {
-			return false
-		}
-		_, ok := byName[k.Credential]
-		return ok && !seen[k] && k.Model != "" && k.Model != domain.AllModels
+		return f.pair(k.Credential, k.Model) && cf.showable(k) && !cf.knownKeys[k] && !seen[k]
 	}
-	for _, p := range a.servedPairs() {
+	shown = make([]Pair, 0, len(cf.known))
+	for _, p := range cf.known {
+		if f.pair(p.Credential, p.Model) {
+			shown = append(shown, p)
+		}
+	}
+	for _, p := range a.learnedPairs(cf) {
 		if usable(p.Key()) {
 			seen[p.Key()] = true
 			shown = append(shown, p)
@@ -307,7 +309,7 @@ func (a *API) knownPairs(snap *projections.Snapshot, now time.Time, f healthFilt
 			continue
 		}
 		seen[k] = true
-		if pv := snap.Pair(k, now); (pv.Banned && pv.BanModel == k.Model) || pv.CooldownUntil != nil {
+		if snap.Holds(k, now) {
 			held = append(held, k)
 		} else {
 			rest = append(rest, k)

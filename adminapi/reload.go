@@ -17,7 +17,12 @@ type conf struct {
 	creds      []Credential
 	byName     map[string]Credential
 	configured []Pair
-	watched    func(credential string, status int) bool
+	// known are the configured pairs /health and the per-pair gauges
+	// show (showable, the first of each key), and knownKeys their keys:
+	// built once per config, not per scrape.
+	known     []Pair
+	knownKeys map[domain.Key]bool
+	watched   func(credential string, status int) bool
 	defaults   domain.FallbackSettings
 	master     [sha256.Size]byte
 	// deps are the dependencies the views of the past render with
@@ -38,7 +43,21 @@ func newConf(d Deps) *conf {
 	for _, cr := range c.creds {
 		c.byName[cr.Name] = cr
 	}
+	c.knownKeys = make(map[domain.Key]bool, len(c.configured))
+	for _, p := range c.configured {
+		if k := p.Key(); c.showable(k) && !c.knownKeys[k] {
+			c.knownKeys[k] = true
+			c.known = append(c.known, p)
+		}
+	}
 	return c
+}
+
+// showable reports whether /health and the per-pair gauges may show the
+// pair: one of a configured credential, naming a model (not "*").
+func (c *conf) showable(k domain.Key) bool {
+	_, ok := c.byName[k.Credential]
+	return ok && k.Model != "" && k.Model != domain.AllModels
 }
 
 // cf is the conf in force.

@@ -21,22 +21,19 @@ type CheckpointStore interface {
 	SaveCheckpoint(ctx context.Context, seq uint64, data []byte) error
 }
 
-// Checkpointer saves projection checkpoints off the writer goroutine. The
-// writer offers the latest one; an older one still waiting is replaced, so
-// a slow store costs checkpoints skipped, never a wait. Its life: New,
+// Checkpointer marshals and saves projection checkpoints off the writer
+// goroutine. The writer offers the latest snapshot it published (immutable,
+// so handing it over costs nothing); an older one still waiting is
+// replaced, so a slow marshal or store costs checkpoints skipped, never a
+// wait. Its life: New,
 // Start before the log is followed, Stop (or the end of Start's context)
 // and Wait once the writer has stopped, then SaveNow for the final one.
 type Checkpointer struct {
 	store  CheckpointStore
 	logger hclog.Logger
-	latest chan checkpoint
+	latest chan *projections.Snapshot
 
 	loop loop
-}
-
-type checkpoint struct {
-	seq  uint64
-	data []byte
 }
 
 // NewCheckpointer builds a stopped checkpointer over store; a nil logger
@@ -48,15 +45,15 @@ func NewCheckpointer(store CheckpointStore, logger hclog.Logger) (*Checkpointer,
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Checkpointer{store: store, logger: logger, latest: make(chan checkpoint, 1)}, nil
+	return &Checkpointer{store: store, logger: logger, latest: make(chan *projections.Snapshot, 1)}, nil
 }
 
-// Offer hands the checkpoint of stream sequence seq over without blocking
-// the writer, replacing one still waiting. Writer goroutine only.
-func (c *Checkpointer) Offer(seq uint64, data []byte) {
+// Offer hands a published snapshot over to be checkpointed without
+// blocking the writer, replacing one still waiting. Writer goroutine only.
+func (c *Checkpointer) Offer(snap *projections.Snapshot) {
 	for {
 		select {
-		case c.latest <- checkpoint{seq, data}:
+		case c.latest <- snap:
 			return
 		default:
 		}
@@ -75,8 +72,8 @@ func (c *Checkpointer) Start(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case cp := <-c.latest:
-				c.save(cp)
+			case snap := <-c.latest:
+				c.save(snap)
 			}
 		}
 	})
@@ -90,13 +87,18 @@ func (c *Checkpointer) Stop() { c.loop.stop() }
 // the checkpointer was never started).
 func (c *Checkpointer) Wait() { c.loop.wait() }
 
-// save writes one checkpoint; a failure is logged, and the next offer
-// tries again.
-func (c *Checkpointer) save(cp checkpoint) {
+// save marshals the snapshot and writes it as the checkpoint of its
+// stream sequence; a failure is logged, and the next offer tries again.
+func (c *Checkpointer) save(snap *projections.Snapshot) {
+	data, err := snap.MarshalCheckpoint()
+	if err != nil {
+		c.logger.Error("checkpoint marshal failed", "seq", snap.Seq(), "error", err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
-	if err := c.store.SaveCheckpoint(ctx, cp.seq, cp.data); err != nil {
-		c.logger.Warn("saving a checkpoint failed", "seq", cp.seq, "error", err)
+	if err := c.store.SaveCheckpoint(ctx, snap.Seq(), data); err != nil {
+		c.logger.Warn("saving a checkpoint failed", "seq", snap.Seq(), "error", err)
 	}
 }
 

@@ -5,10 +5,11 @@
 //
 // The Engine is installed as projections.Live.AfterApply and sees every
 // applied event on the writer goroutine, where it never blocks: decisions
-// go into a bounded queue that one goroutine drains to the log. Time comes
-// from an injected clockwork.Clock, which also makes the expiry sweep's
-// ticker, so the policy's timing is testable without waiting on the wall
-// clock.
+// go into a bounded queue that one goroutine drains to the log. It is also
+// Live.AfterPublish, handing a published snapshot to the Checkpointer
+// every CheckpointEvery events. Time comes from an injected
+// clockwork.Clock, which also makes the expiry sweep's ticker, so the
+// policy's timing is testable without waiting on the wall clock.
 // It imports only domain and projections, and reaches the log through its
 // own ports (Log, CheckpointStore), which the wiring fills with
 // transport/eventlog's PublishControl and SaveCheckpoint. A decision's next
@@ -92,8 +93,9 @@ type Config struct {
 	// metrics and log lines. It runs on the writer goroutine before the
 	// snapshot holding the event is published, and must not block.
 	Observe func(ev domain.Event, ch projections.Change, live bool)
-	// Checkpoints, when set, is offered a checkpoint of the working state
-	// every CheckpointEvery applied events.
+	// Checkpoints, when set, is offered the snapshot published once
+	// CheckpointEvery events have been applied since the last one
+	// (AfterPublish).
 	Checkpoints *Checkpointer
 	// Logger receives the engine's warnings and errors; nil discards them.
 	Logger hclog.Logger
@@ -105,9 +107,10 @@ type Config struct {
 	CheckpointEvery uint64
 }
 
-// Engine turns live outcomes into published decisions. AfterApply belongs
-// to the writer goroutine; Start, Stop, Wait and the counters may be called
-// from any goroutine. Its life: New, install AfterApply, Start once the
+// Engine turns live outcomes into published decisions. AfterApply and
+// AfterPublish belong to the writer goroutine; Start, Stop, Wait and the
+// counters may be called from any goroutine. Its life: New, install
+// AfterApply and AfterPublish, Start once the
 // projections have caught up (decisions made while catching up wait in the
 // queue), then Stop (or the end of Start's context) and Wait.
 type Engine struct {
@@ -132,8 +135,8 @@ type Engine struct {
 	failed  atomic.Uint64
 	decided atomic.Uint64
 
-	// sinceCkpt counts the events applied since the last checkpoint
-	// (writer goroutine only).
+	// sinceCkpt counts the events applied since the last snapshot offered
+	// to the checkpointer (writer goroutine only).
 	sinceCkpt uint64
 	// lastFailLog is when a publish failure was last logged (the run
 	// goroutine only).
@@ -223,16 +226,18 @@ func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projection
 	if ev.Kind == domain.KindPolicyChanged && live {
 		e.warnPolicy(ev)
 	}
-	if e.ckpt != nil {
-		e.sinceCkpt++
-		if e.sinceCkpt >= e.ckptEvery {
-			e.sinceCkpt = 0
-			if data, err := s.MarshalCheckpoint(); err == nil {
-				e.ckpt.Offer(ev.Seq, data)
-			} else {
-				e.logger.Error("checkpoint marshal failed", "error", err)
-			}
-		}
+	e.sinceCkpt++
+}
+
+// AfterPublish is installed as projections.Live.AfterPublish: on the
+// writer goroutine, right after a swap, it hands the snapshot just
+// published to the checkpointer once CheckpointEvery events have been
+// applied since the last one. The snapshot is immutable, so the writer
+// pays nothing for it; the checkpointer marshals it on its own goroutine.
+func (e *Engine) AfterPublish(snap *projections.Snapshot) {
+	if e.ckpt != nil && e.sinceCkpt >= e.ckptEvery {
+		e.sinceCkpt = 0
+		e.ckpt.Offer(snap)
 	}
 }
 

@@ -157,7 +157,7 @@ func threeStrikes() domain.BanPolicy {
 }
 
 // rig is an engine over a fresh Live, with the engine installed as its
-// AfterApply, an in-memory log and a fake clock at t0.
+// AfterApply and AfterPublish, an in-memory log and a fake clock at t0.
 type rig struct {
 	live   *projections.Live
 	log    *memLog
@@ -185,6 +185,7 @@ func newRigOn(t *testing.T, log *memLog, edit func(*Config)) *rig {
 	}
 	r.engine = e
 	r.live.AfterApply = e.AfterApply
+	r.live.AfterPublish = e.AfterPublish
 	t.Cleanup(func() { e.Stop(); e.Wait() })
 	return r
 }

@@ -56,7 +56,7 @@ func (t *Timeline) notImposed(ev domain.Event) bool {
 // room under the cap when it arrived (decided on several pairs at once).
 func (t *Timeline) notImposedText(ev domain.Event) string {
 	b := ev.Ban
-	v := t.state.Snapshot().Pair(b.Key(), ev.At)
+	v := t.state.Pair(b.Key(), ev.At)
 	switch {
 	case v.Banned && v.BanOrigin == domain.OriginAdmin:
 		return "automatic ban not imposed: a manual ban holds the pair (" + t.fail2banWhy(*b) + ")"

@@ -130,7 +130,6 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event, ch *Change) bool
 		s.liftPair(p)
 	}
 	if c.wild != nil || p.ban != nil {
-		s.prunePair(c, p)
 		return true // outcomes on a banned pair change nothing
 	}
 	s.endShadow(p, at)
@@ -152,7 +151,6 @@ func (s *State) applyOutcome(o domain.Outcome, ev domain.Event, ch *Change) bool
 			s.appendFailure(s.model(o.Model), mf)
 		}
 	}
-	s.prunePair(c, p)
 	return true
 }
 
@@ -265,7 +263,6 @@ func (s *State) applyUnban(u domain.Unban, at time.Time, ch *Change) bool {
 	if u.By == domain.LiftedByAdmin && u.Model != domain.AllModels {
 		s.clearShadows(c, u.Model)
 	}
-	s.pruneLifted(c, u.Model)
 	return true
 }
 
@@ -276,6 +273,7 @@ func (s *State) liftWildcard(c *credRec) {
 }
 
 func (s *State) liftPair(p *pairRec) {
+	s.used(p)
 	p.ban, p.probe = nil, nil
 	s.touchPair(p)
 	s.resetCounts(p)

@@ -176,8 +176,9 @@ func BenchmarkFold1M(b *testing.B) {
 }
 
 // BenchmarkLiveReplay is Live folding a backlog (a snapshot every swapEvery
-// events) and folding live (a snapshot after every event), to tune
-// swapEvery against the fold alone.
+// events at first, less often as the backlog lasts) and folding live (a
+// snapshot after every event), to tune swapEvery and maxSwapEvery against
+// the fold alone.
 func BenchmarkLiveReplay(b *testing.B) {
 	evs := realisticLog(200_000)
 	for _, pending := range []uint64{1, 0} {

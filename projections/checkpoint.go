@@ -50,10 +50,16 @@ type checkpointCred struct {
 }
 
 type checkpointPair struct {
-	Model    string            `json:"model"`
-	Counts   map[int]int       `json:"counts,omitempty"`
-	Streak   uint64            `json:"streak_seq,omitempty"`
-	StreakIx uint32            `json:"streak_index,omitempty"`
+	Model    string      `json:"model"`
+	Counts   map[int]int `json:"counts,omitempty"`
+	Streak   uint64      `json:"streak_seq,omitempty"`
+	StreakIx uint32      `json:"streak_index,omitempty"`
+	// Last and LastIx are the log position of the last event folded on
+	// the record (the order records holding nothing are dropped in at the
+	// bound, prune.go); a record without them counts as used before any
+	// other.
+	Last     uint64            `json:"last_seq,omitempty"`
+	LastIx   uint32            `json:"last_index,omitempty"`
 	Ban      *checkpointBan    `json:"ban,omitempty"`
 	Cooldown *domain.Cooldown  `json:"cooldown,omitempty"`
 	Probe    *checkpointProbe  `json:"probe,omitempty"`
@@ -72,52 +78,11 @@ type checkpointModel struct {
 }
 
 // MarshalCheckpoint renders the state as versioned, deterministic bytes.
-// Call it on the writer goroutine (or on a state nobody applies to).
+// Call it on the writer goroutine (or on a state nobody applies to); a
+// published Snapshot gives the same bytes from any goroutine
+// (checkpoint_source.go).
 func (s *State) MarshalCheckpoint() ([]byte, error) {
-	doc := checkpointDoc{
-		Version: CheckpointVersion, Seq: s.pos.Seq, Index: s.pos.Index, LastEventAt: s.lastAt,
-		Skipped: s.skipped, PairsForgotten: s.forgotten, Settings: s.settings, Policy: s.policy,
-		Credentials: make([]checkpointCred, 0, len(s.creds)),
-		Models:      make([]checkpointModel, 0, len(s.models)),
-	}
-	for _, name := range sortedKeys(s.creds) {
-		c := s.creds[name]
-		cc := checkpointCred{Name: name, Wildcard: checkpointBanOf(c.wild), Pairs: make([]checkpointPair, 0, len(c.pairs))}
-		if c.cooldown != nil {
-			cd := c.cooldown.cd
-			cc.Cooldown = &cd
-		}
-		if r := openCredProbe(c); r != nil {
-			cc.Probe = &checkpointProbe{Claim: r.claim, At: r.at}
-		}
-		for _, model := range sortedKeys(c.pairs) {
-			p := c.pairs[model]
-			cp := checkpointPair{Model: model, Ban: checkpointBanOf(p.ban), Probe: checkpointProbeOf(p), Guards: checkpointGuardsOf(p.guards)}
-			if len(p.counts) > 0 {
-				cp.Counts, cp.Streak, cp.StreakIx = p.counts, p.streak.Seq, p.streak.Index
-			}
-			if p.cooldown != nil {
-				cd := p.cooldown.cd
-				cp.Cooldown = &cd
-			}
-			cc.Pairs = append(cc.Pairs, cp)
-		}
-		doc.Credentials = append(doc.Credentials, cc)
-	}
-	for _, name := range sortedKeys(s.models) {
-		m := s.models[name]
-		cm := checkpointModel{Name: name, Window: m.window}
-		if m.bench != nil {
-			b := m.bench.bench
-			cm.Bench = &b
-		}
-		doc.Models = append(doc.Models, cm)
-	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("marshal projection checkpoint at %s: %w", s.pos, err)
-	}
-	return b, nil
+	return marshalCheckpoint(s.header(), len(s.creds), s.stateCheckpointCreds, len(s.models), sortedValues(s.models))
 }
 
 func checkpointBanOf(b *banRec) *checkpointBan {
@@ -190,6 +155,7 @@ func (s *State) restoreCred(cc checkpointCred) error {
 			return fmt.Errorf("pair %q/%q is empty or repeated", cc.Name, cp.Model)
 		}
 		p := s.newPair(c, cp.Model)
+		p.last = domain.Pos{Seq: cp.Last, Index: cp.LastIx}
 		if len(cp.Counts) > 0 {
 			p.counts, p.streak = cp.Counts, domain.Pos{Seq: cp.Streak, Index: cp.StreakIx}
 		}

@@ -99,13 +99,15 @@ func (s *State) ExpiredBans(now time.Time) []domain.Event {
 	return expiredBans(s.bans(), now)
 }
 
-// ExpiredBans is State.ExpiredBans on the snapshot.
+// ExpiredBans is State.ExpiredBans on the snapshot, reading the records
+// of the bans its block index says have ended (endedBans).
 func (s *Snapshot) ExpiredBans(now time.Time) []domain.Event {
-	return expiredBans(s.bans(), now)
+	return expiredBans(s.endedBans(nanos(now)), now)
 }
 
-// expiredBans is ExpiredBans over bans, every ban record of a state or a
-// snapshot (persistent.go), in any order.
+// expiredBans is ExpiredBans over bans, ban records of a state or a
+// snapshot that include every expired one (persistent.go, held.go), in
+// any order.
 func expiredBans(bans iter.Seq[*banRec], now time.Time) []domain.Event {
 	t := nanos(now)
 	var out []domain.Event

@@ -126,11 +126,24 @@ func forgot(from, to int) []PairDrop {
 	return out
 }
 
-// What a new record at the bound drops, and in which order: the records
-// holding nothing first (all of them, in model order), then the counted
-// records by the position their streak began at, never a record holding a
-// ban, a cooldown or a guard; a credential whose records all hold more
-// than counts goes past the bound. The Change of the step lists the drops.
+// quietDrops is the drops of c1's records holding nothing quiet-i for
+// each i in from..to-1 but those in except.
+func quietDrops(from, to int, except ...int) []PairDrop {
+	var out []PairDrop
+	for i := from; i < to; i++ {
+		if !slices.Contains(except, i) {
+			out = append(out, PairDrop{Key: domain.Key{Credential: "c1", Model: fmt.Sprintf("quiet-%04d", i)}})
+		}
+	}
+	return out
+}
+
+// What a new record at the bound drops, and in which order: forgetBatch
+// records, those holding nothing first, least recently used first, then
+// the counted records by the position their streak began at, never a
+// record holding a ban, a cooldown or a guard; a credential whose records
+// all hold more than counts goes past the bound. The Change of the step
+// lists the drops.
 func TestTheBoundDropsInOrder(t *testing.T) {
 	shadow := func(cred, model string) domain.Event {
 		b := autoBan(time.Second, "sh-"+model, cred, model, 500, time.Hour).Ban
@@ -157,10 +170,21 @@ func TestTheBoundDropsInOrder(t *testing.T) {
 			evs: fill(0, maxPairs), last: outcome(time.Minute, "c1", "new", 500), records: maxPairs - forgetBatch + 1,
 			want: forgot(0, forgetBatch),
 		},
-		"quiet records go before any streak": {
-			evs: fill(3, maxPairs-3), last: outcome(time.Minute, "c1", "new", 500), records: maxPairs - 2,
-			want: []PairDrop{{Key: domain.Key{Credential: "c1", Model: "quiet-0000"}},
-				{Key: domain.Key{Credential: "c1", Model: "quiet-0001"}}, {Key: domain.Key{Credential: "c1", Model: "quiet-0002"}}},
+		"the least recently used quiet records go first": {
+			evs:  fill(maxPairs, 0, outcome(time.Second, "c1", "quiet-0000", 200), outcome(time.Second, "c1", "quiet-0005", 200)),
+			last: outcome(time.Minute, "c1", "new", 200), records: maxPairs - forgetBatch + 1,
+			want: quietDrops(1, forgetBatch+2, 5),
+		},
+		"quiet records go before any streak, however recently used": {
+			evs: append(fill(0, maxPairs-3), outcome(2*time.Second, "c1", "quiet-0000", 200),
+				outcome(2*time.Second, "c1", "quiet-0001", 200), outcome(2*time.Second, "c1", "quiet-0002", 200)),
+			last: outcome(time.Minute, "c1", "new", 500), records: maxPairs - forgetBatch + 1,
+			want: append(quietDrops(0, 3), forgot(0, forgetBatch-3)...),
+		},
+		"a streak that ended leaves a quiet record used at its end": {
+			evs:  fill(maxPairs-1, 0, outcome(time.Second, "c1", "fail-0000", 500), outcome(2*time.Second, "c1", "fail-0000", 200)),
+			last: outcome(time.Minute, "c1", "new", 500), records: maxPairs - forgetBatch + 1,
+			want: quietDrops(0, forgetBatch),
 		},
 		"a streak begun again is younger": {
 			evs:  fill(0, maxPairs, outcome(2*time.Second, "c1", "fail-0000", 200), outcome(3*time.Second, "c1", "fail-0000", 500)),
@@ -204,35 +228,77 @@ func TestTheBoundDropsInOrder(t *testing.T) {
 	}
 }
 
-// Forgetting is part of the fold: folding every event and folding part,
-// saving and restoring a checkpoint, then the rest give the same state,
-// wherever the cut; a forgotten name that fails again is counted from a
-// fresh record; Apply and ApplyReport fold alike.
+// reusedNames is 3*maxPairs new names quiet-i succeeding on c1, each
+// even one followed by a success of the older quiet-(i/2) and every
+// fifth by a failure of fail-i: past the bound the records holding
+// nothing go least recently used first, and the streaks stay.
+func reusedNames() []domain.Event {
+	var evs []domain.Event
+	for i := range 3 * maxPairs {
+		evs = append(evs, outcome(time.Duration(i)*time.Millisecond, "c1", fmt.Sprintf("quiet-%04d", i), 200))
+		if i%2 == 0 {
+			evs = append(evs, outcome(time.Duration(i)*time.Millisecond, "c1", fmt.Sprintf("quiet-%04d", i/2), 200))
+		}
+		if i%5 == 0 {
+			evs = append(evs, outcome(time.Duration(i)*time.Millisecond, "c1", fmt.Sprintf("fail-%04d", i), 500))
+		}
+	}
+	return numbered(evs...)
+}
+
+// Dropping is part of the fold: folding every event and folding part,
+// saving and restoring a checkpoint (which keeps each record's last use),
+// then the rest give the same state, wherever the cut, for names that
+// fail (the oldest streaks forgotten) and names used again (the least
+// recently used quiet records dropped); a forgotten name that fails again
+// is counted from a fresh record; Apply and ApplyReport fold alike.
 func TestForgettingIsDeterministic(t *testing.T) {
-	evs := failingNames(2*maxPairs + 500)
+	failing := failingNames(2*maxPairs + 500)
 	for range 2 {
 		ev := outcome(2*time.Minute, "c1", "name-00001", 500)
-		ev.Seq = uint64(len(evs) + 1)
-		evs = append(evs, ev)
+		ev.Seq = uint64(len(failing) + 1)
+		failing = append(failing, ev)
 	}
-	whole := fold(evs)
-	for _, cut := range []int{1, maxPairs - 1, maxPairs + 3, 2 * maxPairs, len(evs) - 1} {
-		part := fold(evs[:cut])
-		ck, err := part.MarshalCheckpoint()
-		if err != nil {
-			t.Fatal(err)
+	reused := reusedNames()
+	for name, evs := range map[string][]domain.Event{"failing names": failing, "names used again": reused} {
+		whole := fold(evs)
+		for _, cut := range []int{1, maxPairs - 1, maxPairs + 3, 2 * maxPairs, len(evs) / 2, len(evs) - 1} {
+			part := fold(evs[:cut])
+			ck, err := part.MarshalCheckpoint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			restored, err := UnmarshalCheckpoint(ck)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ev := range evs[cut:] {
+				restored, _ = ApplyReport(restored, ev)
+			}
+			sameState(t, fmt.Sprintf("%s folded whole vs. through a checkpoint at %d", name, cut), whole, restored)
 		}
-		restored, err := UnmarshalCheckpoint(ck)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range evs[cut:] {
-			restored, _ = ApplyReport(restored, ev)
-		}
-		sameState(t, fmt.Sprintf("folded whole vs. through a checkpoint at %d", cut), whole, restored)
 	}
+	whole := fold(failing)
 	if c := counts(whole, "c1", "name-00001"); c[500] != 2 {
 		t.Errorf("the forgotten name failing again: counts %v, want {500:2}", c)
+	}
+	// quiet-2999, made at i = 2999, was used again at the end; quiet-3001,
+	// made just after it, never was. The 1,200 streaks all stay.
+	rs := fold(reused)
+	c1 := rs.creds["c1"]
+	if c1.pairs["quiet-2999"] == nil || c1.pairs["quiet-3001"] != nil {
+		t.Errorf("kept quiet-2999 (used last) %v, quiet-3001 (used once, long ago) %v; want true, false",
+			c1.pairs["quiet-2999"] != nil, c1.pairs["quiet-3001"] != nil)
+	}
+	streaks := 0
+	for _, p := range c1.pairs {
+		if len(p.counts) > 0 {
+			streaks++
+		}
+	}
+	if streaks != 3*maxPairs/5 || len(c1.pairs) > maxPairs || rs.PairsForgotten() != 0 {
+		t.Errorf("c1 keeps %d streaks in %d records, %d forgotten; want all %d in at most %d, none forgotten",
+			streaks, len(c1.pairs), rs.PairsForgotten(), 3*maxPairs/5, maxPairs)
 	}
 }
 

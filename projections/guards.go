@@ -104,6 +104,7 @@ func (s *State) endShadow(p *pairRec, at time.Time) {
 func (s *State) clearShadows(c *credRec, model string) {
 	for m, p := range c.pairs {
 		if (model == "" || model == m) && p.guards != nil && p.guards.shadow != nil {
+			s.used(p)
 			s.setGuards(p, func(g *pairGuards) { g.shadow = nil })
 			s.resetCounts(p)
 		}

@@ -231,7 +231,7 @@ func TestLiveWaitForWholeBatches(t *testing.T) {
 		return l.WaitFor(ctx, seq) == nil
 	}
 	l := NewLive(nil)
-	l.every = 1 // publish after every event, inside the batch too
+	l.every, l.first, l.most = 1, 1, 1 // publish after every event, inside the batch too
 	l.Apply(batch[0], 2)
 	l.Apply(batch[1], 1)
 	if l.Load().Pos() != (domain.Pos{Seq: 5, Index: 1}) || done(l, 5) || !done(l, 4) {

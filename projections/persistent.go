@@ -74,19 +74,3 @@ func (s *State) bans() iter.Seq[*banRec] {
 		}
 	}
 }
-
-// bans is State.bans on the snapshot, in key order.
-func (s *Snapshot) bans() iter.Seq[*banRec] {
-	return func(yield func(*banRec) bool) {
-		for c := range values(s.creds) {
-			if !yield(c.wild) {
-				return
-			}
-			for p := range values(c.pairs) {
-				if !yield(p.ban) {
-					return
-				}
-			}
-		}
-	}
-}

@@ -98,14 +98,13 @@ func (s *Snapshot) DueProbes(now time.Time, pol domain.RecoveryPolicy, replica s
 		return nil
 	}
 	var out []domain.Event
-	for c := range values(s.creds) {
-		if ev, ok := dueCredProbe(&c.credRec, now, pol, replica); ok {
-			out = append(out, ev)
+	for c, p := range s.heldPairs() { // a pair with no ban has no probe
+		ev, ok := dueCredProbe(&c.credRec, now, pol, replica)
+		if p != nil {
+			ev, ok = duePairProbe(&c.credRec, p, lookup(s.models, p.model), now, pol, replica)
 		}
-		for p := range values(c.pairs) {
-			if ev, ok := duePairProbe(&c.credRec, p, lookup(s.models, p.model), now, pol, replica); ok {
-				out = append(out, ev)
-			}
+		if ok {
+			out = append(out, ev)
 		}
 	}
 	slices.SortFunc(out, func(x, y domain.Event) int { return x.Probe.Key().Compare(y.Probe.Key()) })

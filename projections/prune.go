@@ -13,40 +13,33 @@ import (
 // API's "the log names it" check reads. A client that invents model names
 // (a config that lists no models routes any name) would grow them without
 // bound, and with them the checkpoints, /health and the per-pair gauges.
-// Two rules bound them, both part of the pure fold, so replicas, replay and
-// checkpoints drop the same records at the same events; the next event on a
-// dropped pair makes a fresh record, as for a pair never seen.
+// One rule bounds them, part of the pure fold, so replicas, replay and
+// checkpoints drop the same records at the same events; the next event on
+// a dropped pair makes a fresh record, as for a pair never seen.
 //
-//   - Once a credential has more than maxQuietPairs records, a record that
-//     holds nothing (no failures counted since the last reset, no ban, no
-//     cooldown, no Fail2Ban guards, no recovery probe: a name that only
-//     ever succeeded, a pair whose ban was lifted) is dropped when the
-//     event that emptied it is folded.
-//   - A credential never makes a record past maxPairs: before a new one,
-//     the records holding nothing are dropped, then, if it is still at
-//     maxPairs, the records holding only failure counts are forgotten, those
-//     whose failure streak began first (log position order) first, down to
-//     forgetBatch below maxPairs.
-//     Records holding a ban, a cooldown, a guard or a probe are never
-//     dropped, so only they can take a credential past maxPairs.
+// A credential never makes a record past maxPairs: before a new one, it
+// drops records down to forgetBatch below maxPairs, first those holding
+// nothing (no failures counted since the last reset, no ban, no cooldown,
+// no Fail2Ban guards, no recovery probe), the least recently used first
+// (the position of the last event folded on the record, pairRec.last),
+// then those holding only failure counts, those whose failure streak
+// began first (log position order) first. Below maxPairs nothing is
+// dropped, so a name in use keeps its record and what hangs on it (its
+// series, the proxy's windows). Records holding a ban, a cooldown, a
+// guard or a probe are never dropped, so only they can take a credential
+// past maxPairs.
 //
 // A model record (its window of bench-countable failures) goes with the
 // last pair record of the model, unless a bench is in force.
 
 const (
-	// maxQuietPairs is the number of a credential's pair records past
-	// which those holding nothing are dropped: far more models than a
-	// credential serves when config lists them, so configured pools never
-	// lose a record.
-	maxQuietPairs = 1000
-	// maxCountedPairs is how many records holding only failure counts a
-	// credential keeps beyond maxQuietPairs: as many again as the quiet
-	// bound, so pools that fail on many models keep their streaks.
-	maxCountedPairs = 1000
-	// maxPairs is the number of records a credential never makes one past.
-	maxPairs = maxQuietPairs + maxCountedPairs
-	// forgetBatch is how far below maxPairs forgetting takes a credential.
-	forgetBatch = maxCountedPairs / 10
+	// maxPairs is the number of records a credential never makes one
+	// past: far more models than a credential serves when config lists
+	// them, so configured pools never lose a record.
+	maxPairs = 2000
+	// forgetBatch is how far below maxPairs dropping takes a credential,
+	// so the scan runs once per forgetBatch new records, not for each.
+	forgetBatch = maxPairs / 20
 )
 
 // PairsForgotten counts the pair records forgotten while they held failure
@@ -68,93 +61,62 @@ func (p *pairRec) onlyCounts() bool {
 	return p.ban == nil && p.cooldown == nil && p.guards == nil && p.probe == nil
 }
 
-// prunePair drops p from c when c has more than maxQuietPairs records and
-// p holds nothing.
-func (s *State) prunePair(c *credRec, p *pairRec) {
-	if c != nil && len(c.pairs) > maxQuietPairs {
-		s.dropQuiet(c, p)
-	}
+// used records the event being folded, which names p's pair, as the
+// record's last use: makeRoom drops the records holding nothing least
+// recently used first. The record is marked changed, so the next snapshot
+// holds its last use and the snapshot's checkpoint is the state's.
+func (s *State) used(p *pairRec) {
+	p.last = s.pos
+	s.touchPair(p)
 }
 
-// pruneLifted drops, past the bound, the records an unban of model on c
-// emptied: that pair's, or with model "" (every ban of the credential)
-// every record of c that holds nothing.
-func (s *State) pruneLifted(c *credRec, model string) {
-	switch model {
-	case domain.AllModels:
-	case "":
-		s.pruneCred(c)
-	default:
-		if p := c.pairs[model]; p != nil {
-			s.prunePair(c, p)
-		}
-	}
-}
-
-// pruneCred drops every pair of c that holds nothing when c has more than
-// maxQuietPairs records. The length is read once, so which records go does
-// not depend on the order they are looked at in.
-func (s *State) pruneCred(c *credRec) {
-	if c == nil || len(c.pairs) <= maxQuietPairs {
-		return
-	}
-	var quiet []*pairRec
-	for _, p := range c.pairs {
-		if p.holdsNothing() {
-			quiet = append(quiet, p)
-		}
-	}
-	s.dropQuietOnes(c, quiet)
-}
-
-// dropQuietOnes drops the records in quiet, in model order, so that the
-// Change lists them the same way everywhere.
-func (s *State) dropQuietOnes(c *credRec, quiet []*pairRec) {
-	slices.SortFunc(quiet, func(a, b *pairRec) int { return strings.Compare(a.model, b.model) })
-	for _, p := range quiet {
-		s.dropPair(c, p, false)
-	}
-}
-
-// dropQuiet removes p from c when it holds nothing.
-func (s *State) dropQuiet(c *credRec, p *pairRec) {
-	if p.holdsNothing() && c.pairs[p.model] == p {
-		s.dropPair(c, p, false)
-	}
-}
-
-// streakOf is a record holding only failure counts, with where its
-// streak began, for makeRoom's sort.
-type streakOf struct {
+// heldAt is a record with the log position makeRoom orders it by: its
+// last use for a record holding nothing, where its streak began for one
+// holding only failure counts.
+type heldAt struct {
 	at domain.Pos
 	p  *pairRec
 }
 
 // makeRoom keeps c below maxPairs records before a new one is made. At
-// the bound it drops the records holding nothing; if c is still at the
-// bound it forgets the records holding only failure counts whose streaks
-// began first, down to forgetBatch below the bound, so the scan runs once
-// per forgetBatch new records, not for each. From a state above the bound
-// (a checkpoint of more records) one step brings c back under it.
+// the bound it drops records down to forgetBatch below it: those holding
+// nothing, least recently used first, then those holding only failure
+// counts, oldest streak first (counted as forgotten). From a state above
+// the bound (a checkpoint of more records) one step brings c back under
+// it as far as such records allow.
 func (s *State) makeRoom(c *credRec) {
 	if len(c.pairs) < maxPairs {
 		return
 	}
-	var quiet []*pairRec
-	counted := make([]streakOf, 0, len(c.pairs))
+	// One buffer: the quiet records from its start, the counted from its
+	// end.
+	buf := make([]heldAt, len(c.pairs))
+	q, k := 0, len(buf)
 	for _, p := range c.pairs {
 		switch {
 		case p.holdsNothing():
-			quiet = append(quiet, p)
+			buf[q] = heldAt{p.last, p}
+			q++
 		case p.forgettable():
-			counted = append(counted, streakOf{p.streak, p})
+			k--
+			buf[k] = heldAt{p.streak, p}
 		}
 	}
-	s.dropQuietOnes(c, quiet)
-	if len(c.pairs) < maxPairs {
-		return
+	quiet, counted := buf[:q], buf[k:]
+	excess := len(c.pairs) - (maxPairs - forgetBatch)
+	excess -= s.dropOldest(c, quiet, excess, false)
+	s.dropOldest(c, counted, excess, true)
+}
+
+// dropOldest drops the n records of recs at the earliest positions (ties
+// by model, so the Change lists them the same way everywhere), or all of
+// them when there are fewer, and returns how many it dropped.
+func (s *State) dropOldest(c *credRec, recs []heldAt, n int, forgotten bool) int {
+	n = max(0, min(n, len(recs)))
+	if n == 0 {
+		return 0
 	}
-	slices.SortFunc(counted, func(a, b streakOf) int {
+	slices.SortFunc(recs, func(a, b heldAt) int {
 		if a.at.Seq != b.at.Seq {
 			return cmp.Compare(a.at.Seq, b.at.Seq)
 		}
@@ -163,10 +125,10 @@ func (s *State) makeRoom(c *credRec) {
 		}
 		return strings.Compare(a.p.model, b.p.model)
 	})
-	excess := len(c.pairs) - (maxPairs - forgetBatch)
-	for _, r := range counted[:min(excess, len(counted))] {
-		s.dropPair(c, r.p, true)
+	for _, r := range recs[:n] {
+		s.dropPair(c, r.p, forgotten)
 	}
+	return n
 }
 
 // dropPair removes p from c, reports it in the step's Change, and drops

@@ -23,21 +23,28 @@ func quietNames(n, status int) []domain.Event {
 	return append(evs, adminBan(time.Minute, "b1", "c1", "name-00000", "abuse", time.Hour))
 }
 
-// Past maxQuietPairs records a credential drops the records that hold
-// nothing: 20,000 names that only succeeded leave at most maxQuietPairs
-// of them (plus the banned one), in the writer's state, the incremental
-// snapshots and the checkpoint alike; below the bound every record stays;
+// At maxPairs records a credential drops the records that hold nothing,
+// least recently used first: 20,000 names that only succeeded leave at
+// most maxPairs of them (plus the banned one), the newest names, in the
+// writer's state, the incremental snapshots and the checkpoint alike;
 // failures and bans are kept whatever the count.
-func TestQuietPairsAreDroppedPastTheBound(t *testing.T) {
-	evs := numbered(quietNames(20000, 200)...)
+func TestQuietPairsAreDroppedAtTheBound(t *testing.T) {
+	const n = 20000
+	evs := numbered(quietNames(n, 200)...)
 	live := NewLive(NewState())
 	for i, ev := range evs {
 		live.Apply(ev, uint64(len(evs)-1-i)%97) // publish every 97 events, as batches end
 	}
 	live.Flush()
 	st := live.State()
-	if got := len(st.creds["c1"].pairs); got > maxQuietPairs+1 {
-		t.Fatalf("c1 keeps %d pair records, want at most %d", got, maxQuietPairs+1)
+	c1 := st.creds["c1"]
+	if got := len(c1.pairs); got > maxPairs+1 || got <= maxPairs-forgetBatch {
+		t.Fatalf("c1 keeps %d pair records, want at most %d and more than %d", got, maxPairs+1, maxPairs-forgetBatch)
+	}
+	for i := n - (maxPairs - forgetBatch); i < n; i++ {
+		if c1.pairs[fmt.Sprintf("name-%05d", i)] == nil {
+			t.Fatalf("c1 dropped name-%05d, one of the %d used last", i, maxPairs-forgetBatch)
+		}
 	}
 	snap := live.Load()
 	full := st.Snapshot()
@@ -52,6 +59,9 @@ func TestQuietPairsAreDroppedPastTheBound(t *testing.T) {
 			t.Errorf("c2's failures on name-%05d: %v, want {500:1}", i, c)
 		}
 	}
+	if st.PairsForgotten() != 0 {
+		t.Errorf("forgotten = %d, want 0: no dropped record held failure counts", st.PairsForgotten())
+	}
 	ck, err := st.MarshalCheckpoint()
 	if err != nil {
 		t.Fatal(err)
@@ -59,48 +69,57 @@ func TestQuietPairsAreDroppedPastTheBound(t *testing.T) {
 	if len(ck) > 256<<10 {
 		t.Errorf("the checkpoint is %d bytes after 20,000 names", len(ck))
 	}
-	t.Logf("20,000 quiet names: %d pair records on c1, checkpoint %d bytes", len(st.creds["c1"].pairs), len(ck))
+	t.Logf("20,000 quiet names: %d pair records on c1, checkpoint %d bytes", len(c1.pairs), len(ck))
+}
 
-	small := fold(numbered(quietNames(maxQuietPairs-10, 200)...))
-	if got := len(small.creds["c1"].pairs); got != maxQuietPairs-10 {
-		t.Errorf("below the bound c1 keeps %d records, want all %d", got, maxQuietPairs-10)
+// Below maxPairs no record is dropped: 1,500 names that keep succeeding,
+// with a failure counted on some of them and a ban lifted on one, keep
+// every record, and no event reports a drop.
+func TestBelowTheBoundNothingIsDropped(t *testing.T) {
+	const n = 1500
+	var evs []domain.Event
+	for round := range 3 {
+		for i := range n {
+			status := 200
+			if round == 0 && i%3 == 0 {
+				status = 500
+			}
+			evs = append(evs, outcome(time.Duration(round)*time.Second, "c1", fmt.Sprintf("name-%05d", i), status))
+		}
 	}
-	failing := fold(numbered(quietNames(3000, 404)...))
-	if got := len(failing.creds["c1"].pairs); got > maxPairs {
-		t.Errorf("3000 names with a failure counted keep %d records, want at most maxPairs (%d)", got, maxPairs)
+	evs = append(evs, adminBan(time.Minute, "b1", "c1", "name-00007", "abuse", time.Hour), unban(2*time.Minute, "c1", "name-00007"))
+	st := NewState()
+	var ch Change
+	for _, ev := range numbered(evs...) {
+		if st, ch = ApplyReport(st, ev); len(ch.Dropped) > 0 {
+			t.Fatalf("event %d (%s) dropped %v", ev.Seq, ev.Kind, ch.Dropped)
+		}
+	}
+	if got := len(st.creds["c1"].pairs); got != n {
+		t.Errorf("c1 keeps %d records, want all %d", got, n)
+	}
+	if !st.Snapshot().Named(domain.Key{Credential: "c1", Model: "name-00007"}) {
+		t.Error("the record of a lifted ban went below the bound")
 	}
 }
 
-// The drop is part of the fold: folding every event and folding half,
-// saving and restoring a checkpoint, then the rest give the same state;
-// a dropped name that fails again is counted from a fresh record, and a
-// lifted ban's record goes past the bound.
-func TestQuietPairDropsAreDeterministic(t *testing.T) {
-	evs := quietNames(3000, 200)
-	evs = append(evs,
-		outcome(2*time.Minute, "c1", "name-02999", 500),
-		unban(3*time.Minute, "c1", "name-00000"))
-	evs = numbered(evs...)
-	whole := fold(evs)
-
-	half := fold(evs[:1500])
-	ck, err := half.MarshalCheckpoint()
+// A checkpoint keeps each record's last use, and one without it (every
+// record used before any other) is still read.
+func TestTheCheckpointKeepsTheLastUse(t *testing.T) {
+	st := fold(numbered(outcome(0, "c1", "a", 200), outcome(0, "c1", "b", 500), outcome(0, "c1", "a", 200)))
+	ck, err := st.MarshalCheckpoint()
 	if err != nil {
 		t.Fatal(err)
 	}
-	restored, err := UnmarshalCheckpoint(ck)
+	back, err := UnmarshalCheckpoint(ck)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range evs[1500:] {
-		restored = Apply(restored, ev)
+	if a, b := back.creds["c1"].pairs["a"].last, back.creds["c1"].pairs["b"].last; a != (domain.Pos{Seq: 3}) || b != (domain.Pos{Seq: 2}) {
+		t.Fatalf("restored last uses: a %v, b %v; want 3 and 2", a, b)
 	}
-	sameState(t, "folded whole vs. through a checkpoint", whole, restored)
-
-	if c := counts(whole, "c1", "name-02999"); c[500] != 1 {
-		t.Errorf("the dropped name failing again: counts %v, want {500:1}", c)
-	}
-	if whole.Snapshot().Named(domain.Key{Credential: "c1", Model: "name-00000"}) {
-		t.Error("the record of a lifted ban stays past the bound")
+	old, err := UnmarshalCheckpoint([]byte(`{"version":3,"seq":3,"credentials":[{"name":"c1","pairs":[{"model":"a"}]}]}`))
+	if err != nil || old.creds["c1"].pairs["a"].last != (domain.Pos{}) {
+		t.Fatalf("a checkpoint without last uses: %v", err)
 	}
 }

@@ -137,10 +137,10 @@ func (s *Snapshot) Pair(key domain.Key, now time.Time) PairView {
 	if c := lookup(s.creds, key.Credential); c != nil {
 		ban := activeBan(c.wild, t)
 		if p := lookup(c.pairs, key.Model); p != nil {
-			if len(p.counts) > 0 {
-				v.ErrorCodeCounts = make(map[string]int, len(p.counts))
-				for code, n := range p.counts {
-					v.ErrorCodeCounts[strconv.Itoa(code)] = n
+			if len(p.frozenCounts) > 0 {
+				v.ErrorCodeCounts = make(map[string]int, len(p.frozenCounts))
+				for _, c := range p.frozenCounts {
+					v.ErrorCodeCounts[strconv.Itoa(c.code)] = c.n
 				}
 			}
 			if b := activeBan(p.ban, t); b != nil {
@@ -186,7 +186,7 @@ func (s *Snapshot) Benched(now time.Time) map[string]BenchView {
 }
 
 // Pairs lists every pair the log has named and keeps a record of (see
-// maxQuietPairs), ordered by credential then model.
+// maxPairs), ordered by credential then model.
 func (s *Snapshot) Pairs() []domain.Key {
 	var out []domain.Key
 	for c := range values(s.creds) {
@@ -198,9 +198,9 @@ func (s *Snapshot) Pairs() []domain.Key {
 }
 
 // Named reports whether the log has named the pair (an outcome, a ban or
-// a cooldown on it) and keeps its record, without listing every pair: past
-// maxQuietPairs records of its credential, a pair that holds no state is
-// no longer named.
+// a cooldown on it) and keeps its record, without listing every pair: at
+// maxPairs records of its credential, the least recently used pairs that
+// hold no state are no longer named.
 func (s *Snapshot) Named(key domain.Key) bool {
 	c := lookup(s.creds, key.Credential)
 	return c != nil && lookup(c.pairs, key.Model) != nil

@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"maps"
 	"time"
 
 	iradix "github.com/hashicorp/go-immutable-radix/v2"
@@ -28,7 +27,15 @@ type Snapshot struct {
 	claims uint64
 	// forgotten is State.PairsForgotten when the snapshot was built.
 	forgotten uint64
+	// mark and clears are the state's when the snapshot was built
+	// (SnapshotAfter).
+	mark   *publishMark
+	clears uint64
 }
+
+// publishMark names a state for its snapshots; it has a size so that two
+// marks are never the same pointer.
+type publishMark struct{ _ byte }
 
 // Seq is the stream sequence of the last event the snapshot reflects.
 func (s *Snapshot) Seq() uint64 { return s.pos.Seq }
@@ -70,17 +77,34 @@ func (s *State) Snapshot() *Snapshot {
 	}
 	n.models = models.Commit()
 	n.indexAll()
+	n.mark, n.clears = s.mark, s.clears
 	return n
+}
+
+// SnapshotAfter is a snapshot of the whole state, as Snapshot, built from
+// prev when prev is the latest snapshot SnapshotAfter or Snapshot built
+// from this state: it copies only the records changed since and shares
+// the rest with prev, so a caller that folds and reads by turns (whatif)
+// pays for what it folded, not for the pool. Any other prev (nil, another
+// state's, or one this state has published past) gets a full build. It
+// resets the state's record of what changed, so it is for the state's own
+// folder only, never on a Live's state (Live publishes the same way).
+func (s *State) SnapshotAfter(prev *Snapshot) *Snapshot {
+	if prev == nil || s.mark == nil || prev.mark != s.mark || prev.clears != s.clears {
+		prev = nil
+	}
+	return s.publish(prev)
 }
 
 // publish builds the next snapshot from prev, copying only the records
 // changed since prev was built; everything else, the block index included,
-// is shared with prev. prev must have been built from this state. The dirty
-// marks are cleared.
+// is shared with prev. prev must have been built from this state, after
+// the last publish. The dirty marks are cleared.
 func (s *State) publish(prev *Snapshot) *Snapshot {
 	if prev == nil {
 		n := s.Snapshot()
 		s.clearDirty()
+		n.mark, n.clears = s.mark, s.clears
 		return n
 	}
 	n := s.header()
@@ -92,6 +116,7 @@ func (s *State) publish(prev *Snapshot) *Snapshot {
 		n.reindex(reindex)
 	}
 	s.clearDirty()
+	n.mark, n.clears = s.mark, s.clears
 	return n
 }
 
@@ -198,6 +223,10 @@ func (s *State) header() *Snapshot {
 }
 
 func (s *State) clearDirty() {
+	if s.mark == nil {
+		s.mark = &publishMark{}
+	}
+	s.clears++
 	for _, c := range s.dirtyCreds {
 		c.dirty = false
 	}
@@ -214,14 +243,24 @@ func (s *State) clearDirty() {
 }
 
 // frozen copies the pair for a snapshot. Ban and cooldown records are never
-// mutated, so they are shared.
+// mutated, so they are shared. The counts become a slice, 16 bytes a code
+// where a copy of the map took about 150 (every pair of a failing pool
+// holds some). The streak and the last use are copied too, so the
+// snapshot's checkpoint is the state's (checkpoint_source.go).
 func (p *pairRec) frozen() *pairRec {
-	f := &pairRec{cred: p.cred, model: p.model, ban: p.ban, cooldown: p.cooldown, probe: p.probe, guards: p.guards}
+	f := &pairRec{cred: p.cred, model: p.model, ban: p.ban, cooldown: p.cooldown, probe: p.probe, guards: p.guards,
+		streak: p.streak, last: p.last}
 	if len(p.counts) > 0 {
-		f.counts = maps.Clone(p.counts)
+		f.frozenCounts = make([]codeCount, 0, len(p.counts))
+		for code, n := range p.counts {
+			f.frozenCounts = append(f.frozenCounts, codeCount{code, n})
+		}
 	}
 	return f
 }
+
+// codeCount is one status code's failures in a snapshot's pair.
+type codeCount struct{ code, n int }
 
 // frozen copies the model for a snapshot. The window is shared up to its
 // current length: the state only appends past it or drops it whole.

@@ -3,6 +3,7 @@ package projections
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -83,40 +84,40 @@ func TestSnapshotSharesUntouchedRecords(t *testing.T) {
 	if n := len(got.shared); n != 3+3*40+40-3 {
 		t.Errorf("%d records shared, want every untouched one (%d)", n, 3+3*40+40-3)
 	}
-	if counts := lookup(lookup(next.creds, "c-1").pairs, "m-07").counts; counts[500] != 2 {
+	if counts := lookup(lookup(next.creds, "c-1").pairs, "m-07").frozenCounts; !slices.Equal(counts, []codeCount{{500, 2}}) {
 		t.Errorf("the fresh pair counts %v, want 2 x 500", counts)
 	}
-	if counts := lookup(lookup(prev.creds, "c-1").pairs, "m-07").counts; counts[500] != 1 {
+	if counts := lookup(lookup(prev.creds, "c-1").pairs, "m-07").frozenCounts; !slices.Equal(counts, []codeCount{{500, 1}}) {
 		t.Errorf("the previous snapshot's pair changed: counts %v, want 1 x 500", counts)
 	}
 
-	// Past maxQuietPairs records (failing pairs are kept past it), lifting
-	// a ban empties the pair's record and the fold drops it.
-	for i := range maxQuietPairs {
+	// At maxPairs records of c-2 a new name drops the forgetBatch least
+	// recently used records holding nothing: not q-0003, whose ban was
+	// imposed and lifted after the others were made.
+	for i := range maxPairs - 40 {
 		apply(outcome(2*time.Second, "c-2", fmt.Sprintf("q-%04d", i), 200))
 	}
-	for i := range 5 {
-		apply(outcome(2*time.Second, "c-2", fmt.Sprintf("f-%d", i), 500))
-	}
 	apply(adminBan(3*time.Second, "b1", "c-2", "q-0003", "abuse", time.Hour))
+	apply(unban(4*time.Second, "c-2", "q-0003"))
 	prev = live.Load()
-	next = apply(unban(4*time.Second, "c-2", "q-0003"))
-	gone := domain.Key{Credential: "c-2", Model: "q-0003"}
-	if !prev.Named(gone) || next.Named(gone) {
-		t.Fatalf("the dropped pair: named before %v, after %v; want true, false", prev.Named(gone), next.Named(gone))
-	}
-	for _, k := range next.PairsOf("c-2") {
-		if k == gone {
-			t.Fatal("PairsOf still lists the dropped pair")
+	next = apply(outcome(5*time.Second, "c-2", "q-new", 200))
+	wantFresh = map[string]bool{"cred c-2": true, "pair c-2/q-new": true}
+	for i := range forgetBatch + 1 {
+		if i == 3 {
+			continue
+		}
+		gone := domain.Key{Credential: "c-2", Model: fmt.Sprintf("q-%04d", i)}
+		wantFresh["pair c-2/"+gone.Model] = true
+		if !prev.Named(gone) || next.Named(gone) || slices.Contains(next.PairsOf("c-2"), gone) {
+			t.Fatalf("the dropped pair %s: named before %v, after %v; want true, false", gone, prev.Named(gone), next.Named(gone))
 		}
 	}
-	if _, banned := next.Blocked(gone.Credential, gone.Model, at(5*time.Second)); banned {
-		t.Error("the dropped pair is still blocked")
+	if kept := (domain.Key{Credential: "c-2", Model: "q-0003"}); !next.Named(kept) {
+		t.Errorf("%s, used after the others, was dropped", kept)
 	}
 	got = compareSnapshots(prev, next)
-	wantFresh = map[string]bool{"cred c-2": true, "pair c-2/q-0003": true}
 	if fmt.Sprint(got.fresh) != fmt.Sprint(wantFresh) {
-		t.Errorf("an unban dropping c-2/q-0003 gave fresh records %v, want %v", got.fresh, wantFresh)
+		t.Errorf("a new name dropping %d pairs of c-2 gave fresh records %v, want %v", forgetBatch, got.fresh, wantFresh)
 	}
 }
 

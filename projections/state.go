@@ -38,7 +38,7 @@ type State struct {
 	skipped Skipped
 	// pairsOf indexes the pair records by model and credential, for the
 	// ejection cap's count of a model's pairs (modelBans); derived from
-	// creds, kept by pair and dropQuiet.
+	// creds, kept by indexPair and unindexPair.
 	pairsOf map[string]map[*credRec]*pairRec
 	// claims counts the probe claims folded and kept (ClaimsFolded);
 	// not part of what a checkpoint keeps.
@@ -56,6 +56,11 @@ type State struct {
 	dirtyCreds  []*credRec
 	dirtyPairs  []*pairRec
 	dirtyModels []*modelRec
+	// mark names the state (made at the first clearing of the dirty
+	// marks) and clears counts those clearings: a snapshot holding both as
+	// they are now has every change but the dirty records (SnapshotAfter).
+	mark   *publishMark
+	clears uint64
 }
 
 // credRec is one credential: its wildcard ban, its cooldown of every
@@ -75,17 +80,22 @@ type credRec struct {
 type pairRec struct {
 	cred, model string
 	// counts are failures per status code since the last reset; streak
-	// is the log position of the first of them (0 when none).
-	counts   map[int]int
-	streak   domain.Pos
-	ban      *banRec
-	cooldown *cooldownRec
+	// is the log position of the first of them (0 when none). A
+	// snapshot's copy holds them in frozenCounts instead (counts nil).
+	counts       map[int]int
+	frozenCounts []codeCount
+	streak       domain.Pos
+	ban          *banRec
+	cooldown     *cooldownRec
 	// guards holds the pair's Fail2Ban guards (guards.go); nil while it
 	// has none.
 	guards *pairGuards
 	// probe is the latest recovery probe claim (probe.go); it counts
 	// only while its ban is the pair's ban.
 	probe *probeRec
+	// last is the log position of the last event folded on the record
+	// (used, prune.go); a checkpoint keeps it.
+	last  domain.Pos
 	dirty bool
 	// gone marks a record the fold dropped (prune.go).
 	gone bool
@@ -151,14 +161,16 @@ func (s *State) cred(name string) *credRec {
 	return c
 }
 
-// pair is c's record of model, made when there is none; making one first
-// keeps c within maxPairs (makeRoom, prune.go).
+// pair is c's record of model for the event being folded, made when
+// there is none (making one first keeps c within maxPairs, makeRoom,
+// prune.go); the event is the record's last use.
 func (s *State) pair(c *credRec, model string) *pairRec {
 	p := c.pairs[model]
 	if p == nil {
 		s.makeRoom(c)
 		p = s.newPair(c, model)
 	}
+	s.used(p)
 	return p
 }
 

@@ -82,10 +82,11 @@ func (f *fold) newBanAt(actual *fold, cred, model string, t time.Time) bool {
 }
 
 // snapshot is the run's state as the router's selection reads it, built
-// once per state.
+// again only once what it blocks changed, from the one before (so it costs
+// the records folded since, not the pool).
 func (f *fold) snapshot() *projections.Snapshot {
-	if f.snap == nil {
-		f.snap = f.state.Snapshot()
+	if f.snap == nil || f.stale {
+		f.snap, f.stale = f.state.SnapshotAfter(f.snap), false
 	}
 	return f.snap
 }

@@ -69,7 +69,10 @@ type fold struct {
 	bans    []*Ban
 	open    map[domain.Key]*Ban // the ban on each key, from the fold's reports
 	benches map[string][]time.Time
-	snap    *projections.Snapshot // the state's snapshot, nil once what it blocks changed
+	// snap is the state's latest snapshot; stale once what it blocks
+	// changed, when the next one is built from it (SnapshotAfter).
+	snap  *projections.Snapshot
+	stale bool
 }
 
 func newFold(start *projections.State) *fold {
@@ -201,7 +204,7 @@ func (f *fold) apply(ev domain.Event, bench bool) {
 	if ev.Kind != domain.KindOutcomeRecorded || len(ch.Bans) > 0 {
 		// An outcome changes counters and failure windows, which do not
 		// take a pair out of rotation, unless it ended a ban.
-		f.snap = nil
+		f.stale = true
 	}
 	for _, c := range ch.Bans {
 		switch c.Kind {

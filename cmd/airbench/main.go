@@ -14,6 +14,9 @@
 // competes with requests, as on a busy node.
 //
 //	go run ./cmd/airbench -pin -duration 3s
+//
+// With -both it runs everything pinned, then unpinned, and ends with the
+// ratios of both runs side by side (the README's table).
 package main
 
 import (
@@ -30,6 +33,7 @@ import (
 
 type options struct {
 	pin      bool
+	both     bool
 	duration time.Duration
 	conns    int
 	rounds   int
@@ -42,6 +46,7 @@ func main() {
 	upstream := flag.String("upstream", "", "with -role revproxy: the `URL` to proxy to")
 	var o options
 	flag.BoolVar(&o.pin, "pin", false, "pin the proxies and the upstream to CPU 0 and the load generator to CPU 1 (taskset)")
+	flag.BoolVar(&o.both, "both", false, "run everything pinned, then unpinned, and print both tables and their ratios side by side")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "how long each scenario runs against each target")
 	flag.IntVar(&o.conns, "conns", 64, "keep-alive connections of every scenario")
 	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians")
@@ -102,6 +107,8 @@ func checkOptions(o options) error {
 		return fmt.Errorf("-conns %d is out of range 1..4096", o.conns)
 	case o.rounds < 1 || o.rounds > 100:
 		return fmt.Errorf("-rounds %d is out of range 1..100", o.rounds)
+	case o.both && o.pin:
+		return fmt.Errorf("-both runs pinned and unpinned: give it without -pin")
 	}
 	return nil
 }
@@ -121,13 +128,53 @@ func cpus(pin bool) (proxy, gen, says string) {
 	return "0", "1", "pinned: proxies and upstream on CPU 0 (GOMAXPROCS=1), load generator alone on CPU 1"
 }
 
-// bench starts the parts, runs every scenario against every target back
-// to back, and writes the table to w.
+// bench writes the table of one run (pinned with -pin), or with -both
+// the table of a pinned run, then of an unpinned one, then their ratios
+// side by side.
 func bench(o options, w io.Writer) error {
-	cpuProxy, cpuGen, says := cpus(o.pin)
+	if !o.both {
+		r, err := runOnce(o, o.pin)
+		if err == nil {
+			r.write(w, o)
+		}
+		return err
+	}
+	var runs [2]runResult
+	for i, pin := range []bool{true, false} {
+		r, err := runOnce(o, pin)
+		if err != nil {
+			return err
+		}
+		r.write(w, o)
+		fmt.Fprintln(w)
+		runs[i] = r
+	}
+	writeBoth(w, runs[0], runs[1])
+	return nil
+}
+
+// runResult is what one run measured: every scenario, every process's
+// peak RSS (upstream, bare, airouter; then the generator's) and how it
+// was pinned.
+type runResult struct {
+	scs    []scenario
+	rss    [3]float64
+	genRSS float64
+	says   string
+}
+
+func (r runResult) write(w io.Writer, o options) {
+	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n\n", r.says, o.conns, o.duration, o.rounds)
+	writeTable(w, r.scs, r.rss, r.genRSS)
+}
+
+// runOnce starts the parts (pinned or not), runs every scenario against
+// every target back to back, and stops them.
+func runOnce(o options, pin bool) (runResult, error) {
+	cpuProxy, cpuGen, says := cpus(pin)
 	dir, err := os.MkdirTemp("", "airbench-")
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
 	defer os.RemoveAll(dir)
 	var procs []*proc
@@ -144,32 +191,29 @@ func bench(o options, w io.Writer) error {
 	}
 	up, err := start(startRole("upstream", cpuProxy, "-role", "upstream"))
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
 	bare, err := start(startRole("bare", cpuProxy, "-role", "revproxy", "-upstream", up.url))
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
 	bin := o.airouter
 	if bin == "" {
 		if bin, err = buildAirouter(dir); err != nil {
-			return err
+			return runResult{}, err
 		}
 	}
 	ar, err := start(startAirouter(bin, cpuProxy, dir, up.url))
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
 	gen, err := start(startRole("gen", cpuGen, "-role", "gen"))
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
-	targets := []*proc{up, bare, ar}
-	res, err := runScenarios(o, gen, targets)
+	res, err := runScenarios(o, gen, []*proc{up, bare, ar})
 	if err != nil {
-		return err
+		return runResult{}, err
 	}
-	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n\n", says, o.conns, o.duration, o.rounds)
-	writeTable(w, res, [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, gen.peakRSS())
-	return nil
+	return runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: says}, nil
 }

@@ -116,8 +116,8 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 	row("peak RSS (VmHWM; direct: the upstream)", "MB", rss[0], rss[1], rss[2])
 	fmt.Fprintf(w, "\nload generator peak RSS %.1f MB\n", genRSS)
 	for _, s := range scs {
-		for i, name := range []string{"direct", "bare", "airouter"} {
-			if got := s.runs[i].load.rps(); s.rate > 0 && got < 0.95*float64(s.rate) {
+		for i, name := range targetNames {
+			if got, sat := saturated(s, i); sat {
 				fmt.Fprintf(w, "%s at %d req/s: saturated at %.0f req/s, so its latencies there measure a queue\n", name, s.rate, got)
 			}
 			if n := s.runs[i].load.Errors; n > 0 {
@@ -125,6 +125,16 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 			}
 		}
 	}
+}
+
+// targetNames name the targets of a scenario's runs, in order.
+var targetNames = [3]string{"direct", "bare", "airouter"}
+
+// saturated reports whether target i could not keep scenario s's fixed
+// rate (within 5 %), and the rate it reached.
+func saturated(s scenario, i int) (float64, bool) {
+	got := s.runs[i].load.rps()
+	return got, s.rate > 0 && got < 0.95*float64(s.rate)
 }
 
 func num(x float64, unit string) string {

@@ -36,16 +36,19 @@ func metricValue(metrics, name string) (string, bool) {
 	return "", false
 }
 
-// 10,000 client-chosen model names that each fail (a 500 from the
+// 4,200 client-chosen model names that each fail (a 500 from the
 // upstream, on both credentials) through a real router whose config lists
 // no models: each credential keeps at most 2,000 pair records, forgetting
 // the oldest failure streaks, counted in airouter_pairs_forgotten_total
 // and kept across a restart; the checkpoint, /health and /metrics stay
 // bounded; the requests_total series of the forgotten pairs are deleted;
 // the proxy forgets their rate windows and pools, so its bounds on names
-// it keeps turn nothing away.
+// it keeps turn nothing away. The names are more than the proxy's bound
+// on pools for names only clients send (maxLazyPools, 4,096; the 8,400
+// windows stay under maxLazyPairs), so without the forgetting it would
+// turn the last of them away.
 func TestManyFailingClientNamesThroughARouterStayBounded(t *testing.T) {
-	const names = 10000
+	const names = 4200
 	store := tempStore(t)
 	up := failingUpstream(t)
 	r := start(t, namesConfig(t, store, up, up))

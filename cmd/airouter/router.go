@@ -64,8 +64,8 @@ type router struct {
 	// damage is what the log lost before start (eventlog.Log.Damage).
 	damage eventlog.Damage
 	// clock is the router's one clock: the decision engine's, the proxy's
-	// (its time, timers and ticker; outcomes are stamped with it) and the
-	// admin API's.
+	// (its time, timers and ticker; outcomes are stamped with it), the
+	// admin API's and the projections' (the swaps of a backlog).
 	clock clockwork.Clock
 	once  sync.Once
 	err   error
@@ -154,14 +154,16 @@ func (rt *router) restoreProjections(ctx context.Context) error {
 	// A checkpoint kept ahead of a damaged stream moved the stream past it.
 	last = max(last, state.Seq())
 	rt.live = projections.NewLive(state)
+	rt.live.Clock = rt.clock
 	rt.bootSeq = last
 	rt.ckpt, err = decisions.NewCheckpointer(rt.log, rt.logger.Named("checkpoint"))
 	return err
 }
 
 // installEngine builds the decision engine over the projections, the log and
-// the admin API's observer, and installs it as the writer's AfterApply,
-// before the first event is applied; follow starts it once caught up.
+// the admin API's observer, and installs it as the writer's AfterApply and
+// AfterPublish (which hands snapshots to the checkpointer), before the
+// first event is applied; follow starts it once caught up.
 func (rt *router) installEngine() error {
 	dc := decisions.Config{
 		Log:         rt.log,
@@ -179,6 +181,7 @@ func (rt *router) installEngine() error {
 	}
 	rt.engine = e
 	rt.live.AfterApply = e.AfterApply
+	rt.live.AfterPublish = e.AfterPublish
 	return nil
 }
 

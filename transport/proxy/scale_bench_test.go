@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -22,10 +23,13 @@ import (
 // 10 and 100 models each in process, every pair named by an outcome on
 // the log and a tenth of them banned, and prints one row per pool: the
 // start-up (folding the log, building the proxy and the admin API), the
-// live heap that holds, selection over one model's pool, the snapshot swap
-// per event (Live.Apply of one event with nothing pending behind it, so
-// every event publishes), and /health's size and render time, whole and
-// with ?credential=.
+// live heap that holds, the resident set it added at its peak (VmHWM) and
+// what stays resident once garbage is collected (VmRSS; both over the
+// process's before the pool, all in one process, so the test binary's own
+// pages are not counted), selection over one model's pool, the snapshot
+// swap per event (Live.Apply of one event with nothing pending behind it,
+// so every event publishes), and /health's size and render time, whole
+// and with ?credential=, ?model= and ?banned=true.
 //
 //	go test ./transport/proxy -run '^$' -bench PoolScale -benchtime 1x
 func BenchmarkPoolScale(b *testing.B) {
@@ -33,23 +37,36 @@ func BenchmarkPoolScale(b *testing.B) {
 		b.Skip("builds pools of up to 100,000 pairs")
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "\n%-6s %-6s %8s | %10s %9s | %9s | %12s %12s | %9s %10s | %12s\n", "creds", "models", "pairs",
-		"start-up", "heap MB", "select", "swap/outcome", "swap/ban", "/health", "render", "?credential=")
+	fmt.Fprintf(&sb, "\n%-6s %-6s %8s | %10s %9s %9s %9s | %9s | %12s %12s | %9s %10s | %12s %10s %12s\n", "creds", "models", "pairs",
+		"start-up", "heap MB", "peak RSS", "RSS", "select", "swap/outcome", "swap/ban", "/health", "render",
+		"?credential=", "?model=", "?banned=true")
 	for _, creds := range []int{10, 100, 1000} {
 		for _, models := range []int{1, 10, 100} {
 			r := measurePool(b, creds, models)
-			fmt.Fprintf(&sb, "%-6d %-6d %8d | %10v %9.1f | %9v | %12v %12v | %8.0fK %10v | %12v\n", creds, models, creds*models,
-				r.startup.Round(time.Millisecond), r.heapMB, r.sel, r.swapOutcome, r.swapBan, float64(r.healthBytes)/1e3,
-				r.health.Round(10*time.Microsecond), r.healthOne.Round(time.Microsecond))
+			fmt.Fprintf(&sb, "%-6d %-6d %8d | %10v %9.1f %9s %9s | %9v | %12v %12v | %8.0fK %10v | %12v %10v %12v\n", creds, models, creds*models,
+				r.startup.Round(time.Millisecond), r.heapMB, mbOrDash(r.rssPeakMB), mbOrDash(r.rssMB), r.sel, r.swapOutcome, r.swapBan,
+				float64(r.healthBytes)/1e3, r.health.Round(10*time.Microsecond), r.healthOne.Round(time.Microsecond),
+				r.healthModel.Round(time.Microsecond), r.healthBanned.Round(10*time.Microsecond))
 		}
 	}
 	fmt.Print(sb.String())
 }
 
 type poolScale struct {
-	startup, sel, swapOutcome, swapBan, health, healthOne time.Duration
-	heapMB                                                float64
-	healthBytes                                           int
+	startup, sel, swapOutcome, swapBan, health, healthOne, healthModel, healthBanned time.Duration
+	// heapMB is the live heap start-up added; rssPeakMB and rssMB the
+	// resident set it added at its peak and once garbage is collected
+	// (NaN where /proc cannot tell).
+	heapMB, rssPeakMB, rssMB float64
+	healthBytes              int
+}
+
+// mbOrDash formats MB, "-" for NaN.
+func mbOrDash(mb float64) string {
+	if math.IsNaN(mb) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", mb)
 }
 
 // scalePool is the configuration and the log of a pool of creds × models
@@ -101,6 +118,7 @@ func measurePool(b *testing.B, creds, models int) poolScale {
 	cs, routes, evs := scalePool(creds, models)
 	var r poolScale
 	heap0 := liveHeap()
+	rss0, rssOK := rssMark()
 	t0 := time.Now()
 	live := projections.NewLive(nil)
 	for i, ev := range evs {
@@ -128,12 +146,21 @@ func measurePool(b *testing.B, creds, models int) poolScale {
 		b.Fatal(err)
 	}
 	r.startup = time.Since(t0)
+	r.rssPeakMB, r.rssMB = math.NaN(), math.NaN()
+	if peak, ok := rssPeak(); ok && rssOK {
+		r.rssPeakMB = peak - rss0
+	}
+	if now, ok := rssNow(); ok && rssOK {
+		r.rssMB = now - rss0
+	}
 	r.heapMB = float64(liveHeap()-min(heap0, liveHeap())) / 1e6
 	r.sel = timeSelect(b, p, live.Load())
 	r.swapOutcome, r.swapBan = timeSwaps(live, evs, creds*models)
 	h := api.Handler()
-	r.health, r.healthBytes = timeGet(h, "/health")
-	r.healthOne, _ = timeGet(h, "/health?credential=cred-0001")
+	r.health, r.healthBytes = timeGet(b, h, "/health")
+	r.healthOne, _ = timeGet(b, h, "/health?credential=cred-0001")
+	r.healthModel, _ = timeGet(b, h, "/health?model=model-000")
+	r.healthBanned, _ = timeGet(b, h, "/health?banned=true")
 	return r
 }
 
@@ -180,14 +207,19 @@ func timeSwaps(live *projections.Live, evs []domain.Event, pairs int) (outcome, 
 	return outcome, ban
 }
 
-// timeGet renders path on h (the fastest of three) and its size.
-func timeGet(h http.Handler, path string) (time.Duration, int) {
+// timeGet renders path on h (the fastest of three) and its size; an
+// answer other than /health's 200 or 503 (a small pool is wholly banned
+// by timeSwaps' bans) fails the benchmark.
+func timeGet(b *testing.B, h http.Handler, path string) (time.Duration, int) {
 	best, size := time.Duration(1<<62), 0
 	for range 3 {
 		w := httptest.NewRecorder()
 		t0 := time.Now()
 		h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
 		best = min(best, time.Since(t0))
+		if w.Code != http.StatusOK && w.Code != http.StatusServiceUnavailable {
+			b.Fatalf("GET %s: %d %.200s", path, w.Code, w.Body.Bytes())
+		}
 		size = w.Body.Len()
 	}
 	return best, size

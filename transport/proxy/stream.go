@@ -85,13 +85,17 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 			keep = rq.conf.secrets.held(chunk)
 		}
 		if out := rq.conf.secrets.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
+			_, werr := w.Write(out)
+			if werr == nil {
+				if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+					werr = ferr
+				}
+			}
+			// Usage and the last bytes are read once the chunk is out:
+			// only the stream's end needs them.
 			usage.feed(out)
 			tail.note(out)
-			if _, werr := w.Write(out); werr != nil {
-				err = errClientGone
-				break
-			}
-			if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
+			if werr != nil {
 				err = errClientGone
 				break
 			}
