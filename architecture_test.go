@@ -47,6 +47,7 @@ var thirdParty = map[string][]string{
 	"github.com/nats-io/":                      {"transport/eventlog", "internal/testkit"},
 	"github.com/gorilla/mux":                   {"adminapi", "transport/proxy", "cmd/airouter"},
 	"github.com/prometheus/client_golang":      {"adminapi", "transport/proxy", "cmd/airouter"},
+	"github.com/prometheus/client_model":       {"adminapi"},
 	"go.yaml.in/yaml":                          {"config"},
 	"go.opentelemetry.io/":                     {"transport/tracing", "internal/testkit/collector"},
 	"github.com/hashicorp/go-immutable-radix/": {"projections"},

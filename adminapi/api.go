@@ -349,7 +349,9 @@ func (a *API) learnedPairs(cf *conf) []Pair {
 // Metrics are the hooks the proxy reports requests through.
 func (a *API) Metrics() *Metrics { return a.metrics }
 
-// Registry is the registry /metrics serves.
+// Registry is the registry /metrics serves, with the per-pair gauges
+// (auto_ai_router_model_{rpm,tpm}_current, airouter_pairs_omitted) built
+// beside it at each scrape (scrapeGatherer).
 func (a *API) Registry() *prometheus.Registry { return a.registry }
 
 // current is the snapshot to answer from; never nil.

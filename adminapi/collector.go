@@ -15,10 +15,6 @@ var (
 		"Requests in the last minute per credential (proxy credentials left out).", []string{"credential"}, nil)
 	descCredTPM = prometheus.NewDesc("auto_ai_router_credential_tpm_current",
 		"Tokens in the last minute per credential (proxy credentials left out).", []string{"credential"}, nil)
-	descModelRPM = prometheus.NewDesc("auto_ai_router_model_rpm_current",
-		"Requests in the last minute per credential and model.", []string{"credential", "model"}, nil)
-	descModelTPM = prometheus.NewDesc("auto_ai_router_model_tpm_current",
-		"Tokens in the last minute per credential and model.", []string{"credential", "model"}, nil)
 	descBansActive = prometheus.NewDesc("airouter_bans_active",
 		"Active bans (a wildcard ban is one) by origin.", []string{"origin"}, nil)
 	descCooldowns = prometheus.NewDesc("airouter_cooldowns_active",
@@ -49,8 +45,6 @@ var (
 		"Counts recorded under model=\"other\" because more model names than the label limit were seen.", nil, nil)
 	descUnkept = prometheus.NewDesc("airouter_client_models_unkept_total",
 		"Client-chosen model names the proxy served past its bounds without keeping: pools (requests) and pairs (rate windows).", []string{"kind"}, nil)
-	descPairsOmitted = prometheus.NewDesc("airouter_pairs_omitted",
-		"Pairs only the log names that /health and the per-pair gauges leave out (their usage is summed under model=\"other\").", nil, nil)
 	descForgotten = prometheus.NewDesc("airouter_pairs_forgotten_total",
 		"Pair records the log's state forgot while they held failure counts, to keep a credential within its bound on records (since the log's start).", nil, nil)
 )
@@ -82,25 +76,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- m
 	}
-	g := newGaugeBatch()
 	for _, cr := range a.cf().creds {
 		banned := 0.0
 		if snap.CredentialBanned(cr.Name, now) {
 			banned = 1
 		}
-		labels := g.credential(cr.Name)
-		ch <- g.gauge(descCredBanned, labels, banned)
+		emit(descCredBanned, prometheus.GaugeValue, banned, cr.Name)
 		if cr.Type == domain.CredentialProxy {
 			continue // a relay's load is its upstream's
 		}
 		rpm, tpm := a.usage(cr.Name, "")
-		ch <- g.gauge(descCredRPM, labels, float64(rpm))
-		ch <- g.gauge(descCredTPM, labels, float64(tpm))
+		emit(descCredRPM, prometheus.GaugeValue, float64(rpm), cr.Name)
+		emit(descCredTPM, prometheus.GaugeValue, float64(tpm), cr.Name)
 	}
-	shown, omitted := a.knownPairs(snap, now, healthFilter{})
-	c.emitPairs(ch, g, shown)
-	emit(descPairsOmitted, prometheus.GaugeValue, float64(len(omitted)))
-	c.emitOmitted(ch, g, omitted)
+	// The per-pair gauges and airouter_pairs_omitted are pairFamilies'.
 	emit(descForgotten, prometheus.CounterValue, float64(snap.PairsForgotten()))
 	cooling := snap.CoolingPairs(now)
 	byOrigin := map[domain.Origin]int{domain.OriginAdmin: 0, domain.OriginFail2Ban: 0}
@@ -139,47 +128,5 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	emit(descLabelOverflow, prometheus.CounterValue, float64(a.labels.overflow.Load()))
 	for kind, n := range a.unkept() {
 		emit(descUnkept, prometheus.CounterValue, float64(n), kind)
-	}
-}
-
-// emitPairs sends the usage gauges of the pairs shown, those of proxy
-// credentials left out.
-func (c *collector) emitPairs(ch chan<- prometheus.Metric, g *gaugeBatch, shown []Pair) {
-	var cred string
-	proxy := false
-	for _, p := range shown {
-		if p.Credential != cred { // shown is sorted by credential
-			cred, proxy = p.Credential, c.a.cf().byName[p.Credential].Type == domain.CredentialProxy
-		}
-		if proxy {
-			continue
-		}
-		rpm, tpm := c.a.usage(p.Credential, p.Model)
-		labels := g.pair(p.Credential, p.Model)
-		ch <- g.gauge(descModelRPM, labels, float64(rpm))
-		ch <- g.gauge(descModelTPM, labels, float64(tpm))
-	}
-}
-
-// emitOmitted sums the usage of the pairs left out past maxLogPairs per
-// credential under model="other".
-func (c *collector) emitOmitted(ch chan<- prometheus.Metric, g *gaugeBatch, omitted []domain.Key) {
-	sums := map[string][2]int{}
-	var order []string
-	for _, k := range omitted {
-		if c.a.cf().byName[k.Credential].Type == domain.CredentialProxy {
-			continue
-		}
-		rpm, tpm := c.a.usage(k.Credential, k.Model)
-		s, ok := sums[k.Credential]
-		if !ok {
-			order = append(order, k.Credential)
-		}
-		sums[k.Credential] = [2]int{s[0] + rpm, s[1] + tpm}
-	}
-	for _, cred := range order {
-		labels := g.pair(cred, otherModel)
-		ch <- g.gauge(descModelRPM, labels, float64(sums[cred][0]))
-		ch <- g.gauge(descModelTPM, labels, float64(sums[cred][1]))
 	}
 }

@@ -287,13 +287,16 @@ func (a *API) knownPairs(snap *projections.Snapshot, now time.Time, f healthFilt
 	usable := func(k domain.Key) bool {
 		return f.pair(k.Credential, k.Model) && cf.showable(k) && !cf.knownKeys[k] && !seen[k]
 	}
-	shown = make([]Pair, 0, len(cf.known))
+	learned := a.learnedPairs(cf)
+	if !f.on() { // a filtered document shows few of them
+		shown = make([]Pair, 0, len(cf.known)+len(learned)+maxLogPairs)
+	}
 	for _, p := range cf.known {
 		if f.pair(p.Credential, p.Model) {
 			shown = append(shown, p)
 		}
 	}
-	for _, p := range a.learnedPairs(cf) {
+	for _, p := range learned {
 		if usable(p.Key()) {
 			seen[p.Key()] = true
 			shown = append(shown, p)
@@ -305,10 +308,9 @@ func (a *API) knownPairs(snap *projections.Snapshot, now time.Time, f healthFilt
 		logged = func() []domain.Key { return snap.PairsOf(f.credential) }
 	}
 	for _, k := range logged() {
-		if !usable(k) {
+		if !usable(k) { // the log names each pair once
 			continue
 		}
-		seen[k] = true
 		if snap.Holds(k, now) {
 			held = append(held, k)
 		} else {

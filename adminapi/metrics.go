@@ -153,9 +153,10 @@ func (m *Metrics) Exhausted(status int) {
 	m.exhausted.WithLabelValues(strconv.Itoa(status)).Inc()
 }
 
-// metricsHandler serves the API's registry; it needs no key.
+// metricsHandler serves the API's registry and the per-pair gauges
+// (scrapeGatherer); it needs no key.
 func (a *API) metricsHandler() http.Handler {
-	return promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{
+	return promhttp.HandlerFor(scrapeGatherer{a}, promhttp.HandlerOpts{
 		ErrorHandling: promhttp.ContinueOnError,
 	})
 }

@@ -23,8 +23,8 @@ type conf struct {
 	known     []Pair
 	knownKeys map[domain.Key]bool
 	watched   func(credential string, status int) bool
-	defaults   domain.FallbackSettings
-	master     [sha256.Size]byte
+	defaults  domain.FallbackSettings
+	master    [sha256.Size]byte
 	// deps are the dependencies the views of the past render with
 	// (PastView): New's, with the config's parts of the latest reload.
 	deps Deps

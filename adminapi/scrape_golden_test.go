@@ -32,11 +32,12 @@ func TestMetricsGolden(t *testing.T) {
 			Reason: "2 x 400 (rule 400: max_attempts 2, ban 5m)", ErrorCode: 400, Since: at, Until: &until, Failures: 2}})
 	r.learn(Pair{Credential: "relay", Model: "llama-3"})
 
-	// Pairs only the log names: a few on claude-1 and openai-2, most on
-	// the relay (shown, but a proxy credential has no usage gauges), then
-	// zeta-1's, past the bound, and a held pair on each of openai-1 (a
-	// cooldown) and claude-1 (its own ban), shown first though they sort
-	// last. openai-1's credential-wide ban holds none of its pairs.
+	// Pairs only the log names: a few on claude-1, openai-1 and openai-2,
+	// most on the relay (shown, but a proxy credential has no usage
+	// gauges), then zeta-1's, past the bound, and a held pair on each of
+	// zeta-1 (a cooldown) and claude-1 (its own ban), shown first though
+	// zeta-1's sorts last. openai-1's credential-wide ban holds none of
+	// its pairs.
 	var evs []domain.Event
 	logged := func(cred, model string) {
 		evs = append(evs, outcome(fmt.Sprintf("o/%s/%s", cred, model), cred, model, 200, at))
@@ -54,13 +55,13 @@ func TestMetricsGolden(t *testing.T) {
 	}
 	logged("gone-1", "gpt-4o")
 	r.publish(evs...)
-	r.publish(domain.Event{V: domain.SchemaVersion, Kind: domain.KindCooldownStarted, ID: "cooldown/openai-1/zz-cooling/1", At: at,
-		Cooldown: &domain.Cooldown{Credential: "openai-1", Model: "zz-cooling", Until: at.Add(time.Minute), Status: 503, CauseSeq: 1}})
+	r.publish(domain.Event{V: domain.SchemaVersion, Kind: domain.KindCooldownStarted, ID: "cooldown/zeta-1/zz-cooling/1", At: at,
+		Cooldown: &domain.Cooldown{Credential: "zeta-1", Model: "zz-cooling", Until: at.Add(time.Minute), Status: 503, CauseSeq: 1}})
 	r.failures("claude-1", "zz-banned", 500, 3, time.Hour)
 	r.mu.Lock()
 	for k, u := range map[domain.Key][2]int{
 		{Credential: "claude-1", Model: "client-00"}:     {4, 80},
-		{Credential: "openai-1", Model: "zz-cooling"}:    {1, 9},
+		{Credential: "zeta-1", Model: "zz-cooling"}:      {1, 9},
 		{Credential: "relay", Model: "relayed-0000"}:     {6, 60},
 		{Credential: "zeta-1"}:                           {9, 130},
 		{Credential: "zeta-1", Model: "client-02"}:       {3, 30},
@@ -98,7 +99,7 @@ func TestMetricsGolden(t *testing.T) {
 	got := withoutRuntime(body)
 	for _, want := range []string{
 		`auto_ai_router_model_rpm_current{credential="claude-1",model="zz-banned"}`,
-		`auto_ai_router_model_rpm_current{credential="openai-1",model="zz-cooling"} 1`,
+		`auto_ai_router_model_rpm_current{credential="zeta-1",model="zz-cooling"} 1`,
 		`auto_ai_router_model_rpm_current{credential="zeta-1",model="other"}`,
 		fmt.Sprintf("airouter_pairs_omitted %d", h.ModelsOmitted),
 	} {
@@ -156,5 +157,48 @@ func compareLines(t *testing.T, path, got string) {
 		if gl != wl {
 			t.Fatalf("%s differs at line %d (%d lines, want %d):\n got %q\nwant %q", path, i+1, len(g), len(w), gl, wl)
 		}
+	}
+}
+
+// A pair a client named "other", shown, keeps its own series: the omitted
+// pairs' sum under model="other" for its credential would be a second
+// series with the same labels, which the registry refused and /metrics
+// leaves out as it did.
+func TestMetricsOtherNamedPairKeepsItsSeries(t *testing.T) {
+	r := newRigEdit(t, func(d *Deps) {
+		d.Credentials = append(append([]Credential(nil), testCreds...), Credential{Name: "zeta-1", Type: "openai"})
+	})
+	at := r.clock.Now()
+	var evs []domain.Event
+	for i := range maxLogPairs + 5 {
+		evs = append(evs, outcome(fmt.Sprintf("o/%d", i), "zeta-1", fmt.Sprintf("client-%04d", i), 200, at))
+	}
+	evs = append(evs, outcome("o/other", "zeta-1", otherModel, 200, at),
+		domain.Event{V: domain.SchemaVersion, Kind: domain.KindCooldownStarted, ID: "cooldown/zeta-1/other/1", At: at,
+			Cooldown: &domain.Cooldown{Credential: "zeta-1", Model: otherModel, Until: at.Add(time.Minute), Status: 503, CauseSeq: 1}})
+	r.publish(evs...)
+	r.mu.Lock()
+	r.usage[domain.Key{Credential: "zeta-1", Model: otherModel}] = [2]int{2, 20}
+	r.usage[domain.Key{Credential: "zeta-1", Model: fmt.Sprintf("client-%04d", maxLogPairs+4)}] = [2]int{5, 50}
+	r.mu.Unlock()
+	status, _, body := r.do("GET", "/metrics", "", "")
+	if status != 200 {
+		t.Fatalf("/metrics: %d", status)
+	}
+	var got []string
+	for l := range strings.Lines(body) {
+		if strings.HasPrefix(l, "auto_ai_router_model_") && strings.Contains(l, `credential="zeta-1",model="other"`) {
+			got = append(got, strings.TrimSpace(l))
+		}
+	}
+	want := []string{
+		`auto_ai_router_model_rpm_current{credential="zeta-1",model="other"} 2`,
+		`auto_ai_router_model_tpm_current{credential="zeta-1",model="other"} 20`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("zeta-1's other series:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(body, "\nairouter_pairs_omitted 6\n") {
+		t.Error("airouter_pairs_omitted is not 6 (1,006 pairs only the log names, 1,000 shown)")
 	}
 }

@@ -19,7 +19,7 @@ func BenchmarkScrapeScale(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				mfs, err := r.api.Registry().Gather()
+				mfs, err := scrapeGatherer{r.api}.Gather()
 				if err != nil {
 					b.Fatal(err)
 				}

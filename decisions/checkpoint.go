@@ -22,8 +22,9 @@ type CheckpointStore interface {
 }
 
 // Checkpointer marshals and saves projection checkpoints off the writer
-// goroutine. The writer offers the latest snapshot it published (immutable,
-// so handing it over costs nothing); an older one still waiting is
+// goroutine. The writer offers the checkpoint of the latest snapshot it
+// published (immutable, so handing it over costs the writer next to
+// nothing, projections.State.CheckpointOf); an older one still waiting is
 // replaced, so a slow marshal or store costs checkpoints skipped, never a
 // wait. Its life: New,
 // Start before the log is followed, Stop (or the end of Start's context)
@@ -31,7 +32,7 @@ type CheckpointStore interface {
 type Checkpointer struct {
 	store  CheckpointStore
 	logger hclog.Logger
-	latest chan *projections.Snapshot
+	latest chan *projections.Checkpoint
 
 	loop loop
 }
@@ -45,15 +46,15 @@ func NewCheckpointer(store CheckpointStore, logger hclog.Logger) (*Checkpointer,
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Checkpointer{store: store, logger: logger, latest: make(chan *projections.Snapshot, 1)}, nil
+	return &Checkpointer{store: store, logger: logger, latest: make(chan *projections.Checkpoint, 1)}, nil
 }
 
-// Offer hands a published snapshot over to be checkpointed without
+// Offer hands a checkpoint over to be marshalled and saved without
 // blocking the writer, replacing one still waiting. Writer goroutine only.
-func (c *Checkpointer) Offer(snap *projections.Snapshot) {
+func (c *Checkpointer) Offer(cp *projections.Checkpoint) {
 	for {
 		select {
-		case c.latest <- snap:
+		case c.latest <- cp:
 			return
 		default:
 		}
@@ -72,8 +73,8 @@ func (c *Checkpointer) Start(ctx context.Context) {
 			select {
 			case <-ctx.Done():
 				return
-			case snap := <-c.latest:
-				c.save(snap)
+			case cp := <-c.latest:
+				c.save(cp)
 			}
 		}
 	})
@@ -87,18 +88,18 @@ func (c *Checkpointer) Stop() { c.loop.stop() }
 // the checkpointer was never started).
 func (c *Checkpointer) Wait() { c.loop.wait() }
 
-// save marshals the snapshot and writes it as the checkpoint of its
-// stream sequence; a failure is logged, and the next offer tries again.
-func (c *Checkpointer) save(snap *projections.Snapshot) {
-	data, err := snap.MarshalCheckpoint()
+// save marshals the checkpoint and writes it at its stream sequence; a
+// failure is logged, and the next offer tries again.
+func (c *Checkpointer) save(cp *projections.Checkpoint) {
+	data, err := cp.MarshalCheckpoint()
 	if err != nil {
-		c.logger.Error("checkpoint marshal failed", "seq", snap.Seq(), "error", err)
+		c.logger.Error("checkpoint marshal failed", "seq", cp.Seq(), "error", err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 	defer cancel()
-	if err := c.store.SaveCheckpoint(ctx, snap.Seq(), data); err != nil {
-		c.logger.Warn("saving a checkpoint failed", "seq", snap.Seq(), "error", err)
+	if err := c.store.SaveCheckpoint(ctx, cp.Seq(), data); err != nil {
+		c.logger.Warn("saving a checkpoint failed", "seq", cp.Seq(), "error", err)
 	}
 }
 

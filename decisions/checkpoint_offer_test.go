@@ -12,10 +12,11 @@ import (
 )
 
 // At a checkpoint boundary the writer marshals nothing: the engine waits
-// for the next swap and offers the snapshot just published, and the
-// checkpointer makes the bytes on its own goroutine, later, while the
-// writer has gone on folding. The snapshot is immutable, so the saved
-// bytes are the state's at the offered sequence, not the state's now.
+// for the next swap and offers the checkpoint of the snapshot just
+// published, and the checkpointer makes the bytes on its own goroutine,
+// later, while the writer has gone on folding. The snapshot is immutable,
+// so the saved bytes are the state's at the offered sequence, not the
+// state's now.
 func TestTheCheckpointerMarshalsTheSnapshotPublishedAtTheBoundary(t *testing.T) {
 	store := newMemStore()
 	ck, err := NewCheckpointer(store, nil)
@@ -39,9 +40,9 @@ func TestTheCheckpointerMarshalsTheSnapshotPublishedAtTheBoundary(t *testing.T) 
 		t.Fatalf("%d snapshots offered before any swap", n)
 	}
 	r.live.Flush() // the swap at 4, past the boundary at 3
-	offered := testkit.Receive(t, "the offered snapshot", ck.latest)
-	if offered != r.live.Load() || offered.Seq() != 4 {
-		t.Fatalf("offered the snapshot at %d; want the one just published, at 4", offered.Seq())
+	offered := testkit.Receive(t, "the offered checkpoint", ck.latest)
+	if offered.Seq() != 4 || r.live.Load().Seq() != 4 {
+		t.Fatalf("offered the checkpoint at %d; want the snapshot's just published, at 4", offered.Seq())
 	}
 	want, err := r.live.State().MarshalCheckpoint()
 	if err != nil {

@@ -6,8 +6,8 @@
 // The Engine is installed as projections.Live.AfterApply and sees every
 // applied event on the writer goroutine, where it never blocks: decisions
 // go into a bounded queue that one goroutine drains to the log. It is also
-// Live.AfterPublish, handing a published snapshot to the Checkpointer
-// every CheckpointEvery events. Time comes from an injected
+// Live.AfterPublish, handing the checkpoint of a published snapshot to the
+// Checkpointer every CheckpointEvery events. Time comes from an injected
 // clockwork.Clock, which also makes the expiry sweep's ticker, so the
 // policy's timing is testable without waiting on the wall clock.
 // It imports only domain and projections, and reaches the log through its
@@ -93,9 +93,9 @@ type Config struct {
 	// metrics and log lines. It runs on the writer goroutine before the
 	// snapshot holding the event is published, and must not block.
 	Observe func(ev domain.Event, ch projections.Change, live bool)
-	// Checkpoints, when set, is offered the snapshot published once
-	// CheckpointEvery events have been applied since the last one
-	// (AfterPublish).
+	// Checkpoints, when set, is offered the checkpoint of the snapshot
+	// published once CheckpointEvery events have been applied since the
+	// last one (AfterPublish).
 	Checkpoints *Checkpointer
 	// Logger receives the engine's warnings and errors; nil discards them.
 	Logger hclog.Logger
@@ -135,8 +135,8 @@ type Engine struct {
 	failed  atomic.Uint64
 	decided atomic.Uint64
 
-	// sinceCkpt counts the events applied since the last snapshot offered
-	// to the checkpointer (writer goroutine only).
+	// sinceCkpt counts the events applied since the last checkpoint
+	// offered (writer goroutine only).
 	sinceCkpt uint64
 	// lastFailLog is when a publish failure was last logged (the run
 	// goroutine only).
@@ -230,15 +230,23 @@ func (e *Engine) AfterApply(s *projections.State, ev domain.Event, ch projection
 }
 
 // AfterPublish is installed as projections.Live.AfterPublish: on the
-// writer goroutine, right after a swap, it hands the snapshot just
-// published to the checkpointer once CheckpointEvery events have been
-// applied since the last one. The snapshot is immutable, so the writer
-// pays nothing for it; the checkpointer marshals it on its own goroutine.
-func (e *Engine) AfterPublish(snap *projections.Snapshot) {
-	if e.ckpt != nil && e.sinceCkpt >= e.ckptEvery {
-		e.sinceCkpt = 0
-		e.ckpt.Offer(snap)
+// writer goroutine, right after a swap, once CheckpointEvery events have
+// been applied since the last checkpoint, it hands the checkpointer the
+// checkpoint of the snapshot just published. The snapshot is immutable,
+// so the writer copies only the last uses the snapshot holds out of date
+// (projections.State.CheckpointOf); the checkpointer marshals it on its
+// own goroutine.
+func (e *Engine) AfterPublish(s *projections.State, snap *projections.Snapshot) {
+	if e.ckpt == nil || e.sinceCkpt < e.ckptEvery {
+		return
 	}
+	e.sinceCkpt = 0
+	cp, err := s.CheckpointOf(snap)
+	if err != nil {
+		e.logger.Error("checkpoint skipped", "error", err)
+		return
+	}
+	e.ckpt.Offer(cp)
 }
 
 // Start publishes queued decisions, and every sweep the expiry of bans the

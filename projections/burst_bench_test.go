@@ -30,9 +30,10 @@ func burstState(creds, models int) *State {
 
 // BenchmarkBackgroundBursts times, at 1,000 and 100,000 pairs (a tenth
 // banned), the largest unit of work each background loop of the fold's
-// side does at once: the checkpoint of the state and of a snapshot (the
-// checkpointer marshals a published snapshot every
-// decisions.DefaultCheckpointEvery events, off the writer), a full snapshot (start-up,
+// side does at once: the checkpoint of the state (the checkpointer marshals
+// the same bytes from a published snapshot every
+// decisions.DefaultCheckpointEvery events, off the writer; see
+// BenchmarkCheckpointHandoff), a full snapshot (start-up,
 // replay -at), the expiry sweep's ExpiredBans (every second) and the
 // prober's DueProbes (every second, with recovery on).
 //
@@ -49,7 +50,6 @@ func BenchmarkBackgroundBursts(b *testing.B) {
 			run  func()
 		}{
 			{"checkpoint", func() { _, _ = s.MarshalCheckpoint() }},
-			{"checkpoint-of-snapshot", func() { _, _ = snap.MarshalCheckpoint() }},
 			{"snapshot", func() { _ = s.Snapshot() }},
 			{"expired-bans", func() { _ = snap.ExpiredBans(now) }},
 			{"expired-bans-none", func() { _ = snap.ExpiredBans(at(time.Minute)) }},

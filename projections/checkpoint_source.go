@@ -4,32 +4,150 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+
+	"github.com/airouter/airouter/domain"
 )
 
 // A checkpoint is written from one of two sources holding the same
 // records: the writer's State (its maps, walked in sorted key order) and a
-// Snapshot (its persistent trees, which iterate in the same byte order).
-// Both walk marshalCheckpoint over their records, so the format has one
-// source and a snapshot gives the bytes its state gave at its position.
-// A snapshot is immutable, so the checkpointer marshals it on its own
-// goroutine while the writer goes on folding.
+// published Snapshot (its persistent trees, which iterate in the same byte
+// order). Both walk marshalCheckpoint over their records, so the format
+// has one source and a checkpoint made from a snapshot has the bytes its
+// state gave at its position. A snapshot is immutable, so the
+// checkpointer marshals it on its own goroutine while the writer goes on
+// folding.
+//
+// One thing a snapshot may hold out of date: a pair record's last use.
+// An event that only uses a record (a success on a pair holding nothing,
+// the most common event) does not make the next snapshot copy it; the
+// state lists it stale instead, and CheckpointOf hands those last uses
+// over beside the snapshot.
 
 // checkpointCreds yields each credential's own record with its pairs, in
 // name order, the pairs in model order.
 type checkpointCreds = iter.Seq2[*credRec, iter.Seq[*pairRec]]
 
-// MarshalCheckpoint renders the snapshot as versioned, deterministic
-// bytes: exactly those State.MarshalCheckpoint gave at the snapshot's
-// position. Any goroutine may call it.
-func (s *Snapshot) MarshalCheckpoint() ([]byte, error) {
+// Checkpoint is a published snapshot with the last uses of the pair
+// records it holds out of date: everything a checkpoint at the snapshot's
+// position holds. Immutable; any goroutine may marshal it.
+type Checkpoint struct {
+	snap *Snapshot
+	// lasts are the last uses newer than the snapshot's copies, by
+	// credential and model.
+	lasts []pairLast
+}
+
+type pairLast struct {
+	cred, model string
+	last        domain.Pos
+}
+
+// CheckpointOf is the checkpoint of the state at snap, the snapshot just
+// published from it (Live.AfterPublish). It copies the last uses of the
+// records listed stale (a few words each, none for a record changed since
+// the previous snapshot) and nothing else. A snapshot that is not the
+// latest published from s, or that is behind it, is an error. Writer
+// goroutine only.
+func (s *State) CheckpointOf(snap *Snapshot) (*Checkpoint, error) {
+	if snap == nil || snap.mark == nil || snap.mark != s.mark || snap.clears != s.clears || snap.pos != s.pos {
+		return nil, fmt.Errorf("checkpoint of a snapshot at %s: not the latest published from the state at %s", snapPos(snap), s.pos)
+	}
+	s.compactStale()
+	cp := &Checkpoint{snap: snap, lasts: make([]pairLast, len(s.stale))}
+	for i, p := range s.stale {
+		cp.lasts[i] = pairLast{p.cred, p.model, p.last}
+	}
+	return cp, nil
+}
+
+func snapPos(snap *Snapshot) string {
+	if snap == nil {
+		return "nil"
+	}
+	return snap.pos.String()
+}
+
+// listStale lists p as stale. A state folded without publishing (a
+// replay) never empties the list, so past twice the records it held at
+// the last compaction it is compacted: the list stays within about twice
+// the stale records, and the records the fold dropped are not kept alive.
+func (s *State) listStale(p *pairRec) {
+	p.stale = true
+	s.stale = append(s.stale, p)
+	if len(s.stale) >= max(2*s.staleKept, 1024) {
+		s.compactStale()
+	}
+}
+
+// compactStale keeps in the list each stale record still in the state
+// once: a record copied by a publish since it was listed (no longer
+// stale) or dropped by the fold goes, and a record listed again after
+// such a copy is kept once.
+func (s *State) compactStale() {
+	kept := s.stale[:0]
+	for _, p := range s.stale {
+		if p.stale && !p.gone {
+			p.stale = false // a second entry of p is dropped
+			kept = append(kept, p)
+		}
+	}
+	for _, p := range kept {
+		p.stale = true
+	}
+	clear(s.stale[len(kept):])
+	s.stale, s.staleKept = kept, len(kept)
+}
+
+// clearStale forgets the stale records: a full snapshot copied them all.
+func (s *State) clearStale() {
+	for _, p := range s.stale {
+		p.stale = false
+	}
+	clear(s.stale)
+	s.stale = s.stale[:0]
+}
+
+// Seq is the stream sequence of the last event the checkpoint holds.
+func (c *Checkpoint) Seq() uint64 { return c.snap.pos.Seq }
+
+// MarshalCheckpoint renders the checkpoint as versioned, deterministic
+// bytes: exactly those State.MarshalCheckpoint gave at its position.
+func (c *Checkpoint) MarshalCheckpoint() ([]byte, error) {
+	lasts := make(map[string]map[string]domain.Pos)
+	for _, l := range c.lasts {
+		if lasts[l.cred] == nil {
+			lasts[l.cred] = map[string]domain.Pos{}
+		}
+		lasts[l.cred][l.model] = l.last
+	}
 	creds := func(yield func(*credRec, iter.Seq[*pairRec]) bool) {
-		for fc := range values(s.creds) {
-			if !yield(&fc.credRec, values(fc.pairs)) {
+		for fc := range values(c.snap.creds) {
+			if !yield(&fc.credRec, withLasts(values(fc.pairs), lasts[fc.name])) {
 				return
 			}
 		}
 	}
-	return marshalCheckpoint(s, size(s.creds), creds, size(s.models), values(s.models))
+	return marshalCheckpoint(c.snap, size(c.snap.creds), creds, size(c.snap.models), values(c.snap.models))
+}
+
+// withLasts yields pairs, each with its last use from lasts where it has
+// one there (a copy: the snapshot's record stays as it is).
+func withLasts(pairs iter.Seq[*pairRec], lasts map[string]domain.Pos) iter.Seq[*pairRec] {
+	if len(lasts) == 0 {
+		return pairs
+	}
+	return func(yield func(*pairRec) bool) {
+		for p := range pairs {
+			if last, ok := lasts[p.model]; ok {
+				q := *p
+				q.last = last
+				p = &q
+			}
+			if !yield(p) {
+				return
+			}
+		}
+	}
 }
 
 // stateCheckpointCreds walks the state's credentials and pairs in sorted

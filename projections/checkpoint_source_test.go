@@ -44,14 +44,18 @@ func (c *snapshotCheckpointer) check() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	got, err := snap.MarshalCheckpoint()
+	cp, err := st.CheckpointOf(snap)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	got, err := cp.MarshalCheckpoint()
 	if err != nil {
 		c.t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
 		c.t.Fatalf("at %s the published snapshot's checkpoint differs from the state's:\n%s", st.pos, firstDiff(got, want))
 	}
-	if full, _ := st.Snapshot().MarshalCheckpoint(); !bytes.Equal(full, want) {
+	if full, _ := (&Checkpoint{snap: st.Snapshot()}).MarshalCheckpoint(); !bytes.Equal(full, want) {
 		c.t.Fatalf("at %s a full snapshot's checkpoint differs from the state's:\n%s", st.pos, firstDiff(full, want))
 	}
 	back, err := UnmarshalCheckpoint(got)
@@ -117,7 +121,11 @@ func TestSnapshotCheckpointKeepsWhatTheBoundDropsBy(t *testing.T) {
 	for i, ev := range evs {
 		c.apply(ev, uint64(len(evs)-1-i))
 	}
-	data, err := c.live.Load().MarshalCheckpoint()
+	cp, err := c.live.State().CheckpointOf(c.live.Load())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := cp.MarshalCheckpoint()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,4 +156,75 @@ func firstDiff(got, want []byte) string {
 	}
 	from := max(i-120, 0)
 	return fmt.Sprintf("at byte %d:\ngot  ...%s\nwant ...%s", i, got[from:min(i+120, len(got))], want[from:min(i+120, len(want))])
+}
+
+// A success on a pair holding nothing changes only its last use: the
+// snapshot does not copy the record, the state lists it stale, and the
+// checkpoint carries its last use. The list stays within about twice the
+// stale records through a long fold without a swap, a record going
+// stale, copied and stale again is listed once, and the checkpoint is
+// still the state's.
+func TestStaleLastUsesStayBoundedAndReachTheCheckpoint(t *testing.T) {
+	const quiet = 1500
+	c := &snapshotCheckpointer{t: t, live: NewLive(nil)}
+	seq := uint64(0)
+	next := func(model string, code int, pending uint64) {
+		seq++
+		ev := outcome(time.Duration(seq)*time.Millisecond, "cred-a", model, code)
+		ev.Seq = seq
+		c.live.Apply(ev, pending)
+	}
+	for m := range quiet {
+		next(fmt.Sprintf("quiet-%04d", m), 200, 0)
+	}
+	for range 6 { // a backlog: swaps only now and then
+		for m := range quiet {
+			next(fmt.Sprintf("quiet-%04d", m), 200, 1)
+		}
+		next("hot", 500, 1) // copied at a swap, then stale again
+		next("hot", 200, 1)
+		next("hot", 200, 1)
+	}
+	st := c.live.State()
+	if n, most := len(st.stale), 2*(quiet+1); n > most {
+		t.Fatalf("%d records listed stale, want at most %d", n, most)
+	}
+	for range 3 {
+		next("hot", 500, 0)
+		next("hot", 200, 0)
+		next("hot", 200, 0) // stale again: listed once
+	}
+	c.check()
+	if c.checked != 1 {
+		t.Fatal("the last snapshot was not checked")
+	}
+	seen := map[*pairRec]bool{}
+	for _, p := range st.stale {
+		if seen[p] {
+			t.Fatalf("%s listed stale twice", p.model)
+		}
+		seen[p] = true
+	}
+	if len(seen) != quiet+1 {
+		t.Fatalf("%d records listed stale, want the %d used since their copy", len(seen), quiet+1)
+	}
+}
+
+// CheckpointOf takes only the snapshot just published from the state.
+func TestCheckpointOfRefusesAnotherSnapshot(t *testing.T) {
+	live := NewLive(nil)
+	live.Apply(numbered(outcome(0, "a", "m", 200))[0], 0)
+	old := live.Load()
+	ev := outcome(time.Second, "a", "m", 500)
+	ev.Seq = 2
+	live.Apply(ev, 1) // applied, not published
+	for what, snap := range map[string]*Snapshot{"behind": old, "another state's": NewState().Snapshot(), "nil": nil} {
+		if _, err := live.State().CheckpointOf(snap); err == nil {
+			t.Errorf("%s snapshot: no error", what)
+		}
+	}
+	live.Flush()
+	if _, err := live.State().CheckpointOf(live.Load()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -5,7 +5,9 @@
 // ApplyReport is the same fold that also reports what the event changed in
 // the ban table (a Change), so metrics and log lines follow the fold's own
 // rules. A State is the writer's private working copy: it checkpoints to
-// versioned, deterministic bytes and publishes immutable Snapshots, which
+// versioned, deterministic bytes (the same bytes from the snapshot it just
+// published, State.CheckpointOf, so any goroutine can marshal them) and
+// publishes immutable Snapshots, which
 // the routing hot path reads through Live (one writer goroutine, lock-free
 // readers, read-your-writes by sequence). A Snapshot answers queries (bans,
 // pairs, benches; queries.go) and renders the whole state at a moment as

@@ -40,10 +40,12 @@ type Live struct {
 	// from ch). It must not keep s or call Live's writer methods.
 	AfterApply func(s *State, ev domain.Event, ch Change)
 	// AfterPublish, when set before the first Apply, runs on the writer
-	// goroutine right after each swap with the snapshot just published
-	// (the wiring hands it to the checkpointer, which marshals it on its
-	// own goroutine). It must not block or call Live's writer methods.
-	AfterPublish func(snap *Snapshot)
+	// goroutine right after each swap with the working state and the
+	// snapshot just published (the wiring takes a checkpoint of it every
+	// so many events, State.CheckpointOf, which the checkpointer marshals
+	// on its own goroutine). It must not block, keep s or call Live's
+	// writer methods.
+	AfterPublish func(s *State, snap *Snapshot)
 	// Clock times the swaps of a backlog (maxSwapGap); NewLive sets the
 	// real clock, and it may be replaced before the first Apply.
 	Clock clockwork.Clock
@@ -141,7 +143,7 @@ func (l *Live) publish(complete uint64) {
 		l.swappedAt = l.Clock.Now()
 		changed = true
 		if l.AfterPublish != nil {
-			l.AfterPublish(snap)
+			l.AfterPublish(l.state, snap)
 		}
 	}
 	if complete > l.complete.Load() {

@@ -63,11 +63,15 @@ func (p *pairRec) onlyCounts() bool {
 
 // used records the event being folded, which names p's pair, as the
 // record's last use: makeRoom drops the records holding nothing least
-// recently used first. The record is marked changed, so the next snapshot
-// holds its last use and the snapshot's checkpoint is the state's.
+// recently used first. A use alone does not make the next snapshot copy
+// the record (most events are successes on records holding nothing); it
+// is listed stale instead, and its last use goes to the next checkpoint
+// beside the snapshot (CheckpointOf).
 func (s *State) used(p *pairRec) {
 	p.last = s.pos
-	s.touchPair(p)
+	if !p.dirty && !p.stale {
+		s.listStale(p)
+	}
 }
 
 // heldAt is a record with the log position makeRoom orders it by: its

@@ -188,7 +188,11 @@ func (s *Snapshot) Benched(now time.Time) map[string]BenchView {
 // Pairs lists every pair the log has named and keeps a record of (see
 // maxPairs), ordered by credential then model.
 func (s *Snapshot) Pairs() []domain.Key {
-	var out []domain.Key
+	n := 0
+	for c := range values(s.creds) {
+		n += size(c.pairs)
+	}
+	out := make([]domain.Key, 0, n)
 	for c := range values(s.creds) {
 		for p := range values(c.pairs) {
 			out = append(out, domain.Key{Credential: c.name, Model: p.model})

@@ -104,6 +104,7 @@ func (s *State) publish(prev *Snapshot) *Snapshot {
 	if prev == nil {
 		n := s.Snapshot()
 		s.clearDirty()
+		s.clearStale() // every record was copied with its last use
 		n.mark, n.clears = s.mark, s.clears
 		return n
 	}
@@ -231,7 +232,7 @@ func (s *State) clearDirty() {
 		c.dirty = false
 	}
 	for _, p := range s.dirtyPairs {
-		p.dirty = false
+		p.dirty, p.stale = false, false // copied with its last use
 	}
 	for _, m := range s.dirtyModels {
 		m.dirty = false

@@ -56,6 +56,12 @@ type State struct {
 	dirtyCreds  []*credRec
 	dirtyPairs  []*pairRec
 	dirtyModels []*modelRec
+	// stale lists the records used, and not otherwise changed, since
+	// their copy in the latest snapshot (and some no longer stale): their
+	// last use goes to a checkpoint beside the snapshot (CheckpointOf).
+	// Not part of what the log determines.
+	stale     []*pairRec
+	staleKept int
 	// mark names the state (made at the first clearing of the dirty
 	// marks) and clears counts those clearings: a snapshot holding both as
 	// they are now has every change but the dirty records (SnapshotAfter).
@@ -97,6 +103,9 @@ type pairRec struct {
 	// (used, prune.go); a checkpoint keeps it.
 	last  domain.Pos
 	dirty bool
+	// stale marks a record whose last use is newer than its copy in the
+	// latest snapshot (listed in State.stale; checkpoint_source.go).
+	stale bool
 	// gone marks a record the fold dropped (prune.go).
 	gone bool
 }

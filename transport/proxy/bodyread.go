@@ -23,15 +23,10 @@ const bodyBusyRetryAfter = "1"
 // firstBodyBuf is the buffer a body read starts with (no more than a
 // declared length): most requests fit, and net/http already holds a
 // buffer of that size for every connection. It doubles as bytes arrive,
-// never beyond the declared length. Once wholeBodyAfter bytes of a
-// declared length have arrived, the buffer takes the whole declared length
-// at once: a client sending that much is sending its body, and the
-// doublings up to a large body would allocate about as much again (and
-// leave the garbage collector twice the memory to find).
-const (
-	firstBodyBuf   = 4 << 10
-	wholeBodyAfter = 1 << 20
-)
+// never beyond the declared length, so a client that declares a large
+// body and sends part of it holds about twice what it sent, never what it
+// declared.
+const firstBodyBuf = 4 << 10
 
 // readBody reads the whole client body, refusing more than p.maxBody
 // bytes (413 as soon as the limit is passed or declared), within
@@ -110,9 +105,6 @@ func (rd *bodyRead) read(body io.Reader, declared, limit int64) ([]byte, error) 
 	for int64(len(buf)) < end {
 		if len(buf) == cap(buf) {
 			next := min(2*int64(cap(buf)), end)
-			if declared >= 0 && len(buf) >= wholeBodyAfter {
-				next = end
-			}
 			if declared < 0 {
 				if err := rd.reserve(next - int64(cap(buf))); err != nil {
 					return nil, err

@@ -130,6 +130,28 @@ func TestDeclaredLargeBodyIsNotAllocated(t *testing.T) {
 	}
 }
 
+// A client that declares 99 MiB and sends 3 MiB of it holds a buffer of
+// about twice what it sent, never one of the declared length.
+func TestPartOfADeclaredBodyHoldsAboutWhatArrived(t *testing.T) {
+	const timeout = 10 * time.Second
+	f := newFixture(t, []Credential{cred("a", newUpstream(t))}, routesFor("gpt-4o", "a"), withRequestTimeout(timeout))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	// The write returns once the server has taken all but what the
+	// sockets buffer, so well past 1 MiB has arrived.
+	_, done := f.rawRequest("/v1/chat/completions", fmt.Sprintf("Content-Length: %d", 99<<20), `{"model":"`+strings.Repeat("a", 3<<20))
+	f.nextTimer()
+	f.clock.Advance(timeout)
+	resp, body := f.await(done)
+	runtime.ReadMemStats(&after)
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("status %d body %s, want 408", resp.StatusCode, body)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 32<<20 {
+		t.Errorf("one request declaring 99 MiB and sending 3 MiB allocated %d bytes", alloc)
+	}
+}
+
 // A body of unknown length that passes max_body_size gets 413 at once,
 // while its client is still sending.
 func TestChunkedBodyPastTheLimitGets413AtOnce(t *testing.T) {
