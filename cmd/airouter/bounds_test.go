@@ -50,6 +50,43 @@ func namesConfig(t *testing.T, store string, ups ...*httptest.Server) *config.Co
 	return cfg
 }
 
+// sendNames sends one chat request on each client-chosen model name
+// made-up-00000 .. made-up-<n-1>, eight at a time, and hands each answer to
+// seen (nil ignores them).
+func sendNames(t *testing.T, r *running, n int, seen func(i, code int, body []byte)) {
+	t.Helper()
+	var wg sync.WaitGroup
+	work := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				code, body := chatModel(t, r, "/v1/chat/completions", fmt.Sprintf("made-up-%05d", i))
+				if seen != nil {
+					seen(i, code, body)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+}
+
+// catchUp returns once r's snapshot holds every event it has published.
+func catchUp(t *testing.T, r *running) {
+	t.Helper()
+	if err := r.log.Flush(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+	if last, err := r.log.LastSeq(testkit.Context(t)); err != nil || r.live.WaitFor(testkit.Context(t), last) != nil {
+		t.Fatalf("catch up with the log: %v", err)
+	}
+}
+
 // 20,000 client-chosen model names through a real router whose config
 // lists no models: the pairs the log keeps (and so the checkpoint), the
 // /metrics lines and /health stay bounded, across a restart too; a name
@@ -62,28 +99,15 @@ func TestManyClientNamesThroughARouterStayBounded(t *testing.T) {
 	up := nameUpstream(t)
 	r := start(t, namesConfig(t, store, up, up))
 
-	var wg sync.WaitGroup
-	work := make(chan int)
 	failed := make(chan string, 8)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if code, body := chatModel(t, r, "/v1/chat/completions", fmt.Sprintf("made-up-%05d", i)); code != 200 {
-					select {
-					case failed <- fmt.Sprintf("name %d: %d %s", i, code, body):
-					default:
-					}
-				}
+	sendNames(t, r, names, func(i, code int, body []byte) {
+		if code != 200 {
+			select {
+			case failed <- fmt.Sprintf("name %d: %d %s", i, code, body):
+			default:
 			}
-		}()
-	}
-	for i := range names {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
+		}
+	})
 	select {
 	case msg := <-failed:
 		t.Fatal(msg)
@@ -91,25 +115,14 @@ func TestManyClientNamesThroughARouterStayBounded(t *testing.T) {
 	}
 	// The fold may be far behind 20,000 names on a loaded machine: catch
 	// up first, so the wait below is for the ban alone.
-	if err := r.log.Flush(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	if last, err := r.log.LastSeq(testkit.Context(t)); err != nil || r.live.WaitFor(testkit.Context(t), last) != nil {
-		t.Fatalf("catch up with the log: %v", err)
-	}
+	catchUp(t, r)
 	for range 6 { // three failures on each credential: both are banned
 		chatModel(t, r, "/v1/chat/completions", "bad-name")
 	}
 	testkit.Eventually(t, "bad-name banned on both credentials", func() bool {
 		return blocked(r, "cred-a", "bad-name") && blocked(r, "cred-b", "bad-name")
 	})
-	if err := r.log.Flush(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	last, err := r.log.LastSeq(testkit.Context(t))
-	if err != nil || r.live.WaitFor(testkit.Context(t), last) != nil {
-		t.Fatalf("catch up with the log: %v", err)
-	}
+	catchUp(t, r)
 
 	// Per credential at most 2,000 pair records (projections' maxPairs):
 	// the quiet ones used last, and the banned one.

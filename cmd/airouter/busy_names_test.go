@@ -8,11 +8,8 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
-
-	"github.com/airouter/airouter/internal/testkit"
 )
 
 // flakyUpstream answers a chat completion for any model, with a 500 while
@@ -82,33 +79,13 @@ func TestBusyClientNamesKeepTheirRecordsAndSeries(t *testing.T) {
 	r := start(t, namesConfig(t, tempStore(t), up))
 
 	for round := 1; round <= rounds; round++ {
-		var wg sync.WaitGroup
-		work := make(chan int)
-		for range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range work {
-					code, body := chatModel(t, r, "/v1/chat/completions", fmt.Sprintf("made-up-%05d", i))
-					if code != 200 && (round > 1 || !fails(i)) {
-						t.Errorf("round %d, name %d: %d %s", round, i, code, body)
-					}
-				}
-			}()
-		}
-		for i := range names {
-			work <- i
-		}
-		close(work)
-		wg.Wait()
+		sendNames(t, r, names, func(i, code int, body []byte) {
+			if code != 200 && (round > 1 || !fails(i)) {
+				t.Errorf("round %d, name %d: %d %s", round, i, code, body)
+			}
+		})
 		firstRound.Store(false)
-		if err := r.log.Flush(testkit.Context(t)); err != nil {
-			t.Fatal(err)
-		}
-		last, err := r.log.LastSeq(testkit.Context(t))
-		if err != nil || r.live.WaitFor(testkit.Context(t), last) != nil {
-			t.Fatalf("catch up with the log: %v", err)
-		}
+		catchUp(t, r)
 
 		if got := len(r.live.Load().PairsOf("cred-a")); got != names {
 			t.Fatalf("round %d: the log keeps %d records of cred-a, want all %d", round, got, names)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/airouter/airouter/internal/testkit"
@@ -53,29 +52,8 @@ func TestManyFailingClientNamesThroughARouterStayBounded(t *testing.T) {
 	up := failingUpstream(t)
 	r := start(t, namesConfig(t, store, up, up))
 
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				chatModel(t, r, "/v1/chat/completions", fmt.Sprintf("made-up-%05d", i))
-			}
-		}()
-	}
-	for i := range names {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if err := r.log.Flush(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-	last, err := r.log.LastSeq(testkit.Context(t))
-	if err != nil || r.live.WaitFor(testkit.Context(t), last) != nil {
-		t.Fatalf("catch up with the log: %v", err)
-	}
+	sendNames(t, r, names, nil)
+	catchUp(t, r)
 
 	var forgotten string
 	check := func(when string, r *running) {
