@@ -1,6 +1,7 @@
 package projections
 
 import (
+	"iter"
 	"maps"
 	"math"
 	"time"
@@ -10,17 +11,64 @@ import (
 
 // blockIndex is what Blocked reads: per credential, its wildcard ban and,
 // for every pair holding a ban or a cooldown, the ends of the pair's ban and
-// cooldown and of its model's bench, inline, so that a question costs two
-// map lookups and no pointer chasing. Ends are Unix nanoseconds; 0 is none,
-// and a permanent ban ends at math.MaxInt64 with perm set.
+// cooldown and of its model's bench, inline, so that a question costs a hash
+// of the credential's name and two map lookups, and no pointer chasing.
+// Ends are Unix nanoseconds; 0 is none, and a permanent ban ends at
+// math.MaxInt64 with perm set.
 //
 // The index changes only when a ban, cooldown or bench appears or changes,
 // not with counters or with pairs that hold neither, so most snapshots
 // share their predecessor's, and a change redoes the entries it touches.
+//
+// The credentials' entries are split into credShards maps by a hash of the
+// name (shardOf), behind one pointer: a change copies the array of maps and
+// the maps of the credentials it touches, about 1/credShards of the pool
+// each, and shares every other map with the previous index. creds is nil
+// in the zero index, which has no entries.
 type blockIndex struct {
-	creds map[string]*credBlocks
+	creds *[credShards]map[string]*credBlocks
 	// bench holds every model's bench end, for pairs without an entry.
 	bench map[string]int64
+}
+
+// credShards is how many maps the credentials' entries are split into: a
+// change of one credential copies 1/credShards of them, and the array of
+// maps itself (credShards pointers).
+const credShards = 64
+
+// shardOf is the shard of the credential named: FNV-1a of the name, which
+// allocates nothing and is the same in every index, so a full rebuild and
+// an incremental one place each credential alike.
+func shardOf(name string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	return int(h % credShards)
+}
+
+// cred is the entry of the credential named, nil when it has none.
+func (ix *blockIndex) cred(name string) *credBlocks {
+	if ix.creds == nil {
+		return nil
+	}
+	return ix.creds[shardOf(name)][name]
+}
+
+// allCreds yields every credential's entry, in no particular order.
+func (ix *blockIndex) allCreds() iter.Seq2[string, *credBlocks] {
+	return func(yield func(string, *credBlocks) bool) {
+		if ix.creds == nil {
+			return
+		}
+		for _, shard := range ix.creds {
+			for name, cb := range shard {
+				if !yield(name, cb) {
+					return
+				}
+			}
+		}
+	}
 }
 
 type credBlocks struct {
@@ -72,7 +120,7 @@ func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Bloc
 	// credProbe is the auth cooldown's claim, while only that cooldown
 	// holds the pair.
 	var credProbe *domain.ProbeClaim
-	if cb := s.index.creds[credential]; cb != nil {
+	if cb := s.index.cred(credential); cb != nil {
 		var known bool
 		if pb, known = cb.pairs[model]; !known && len(s.index.bench) > 0 {
 			pb.bench = s.index.bench[model]
@@ -125,14 +173,18 @@ func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Bloc
 
 // indexAll builds the whole index from the snapshot's records.
 func (s *Snapshot) indexAll() {
-	s.index = blockIndex{creds: make(map[string]*credBlocks, size(s.creds)), bench: map[string]int64{}}
+	creds := new([credShards]map[string]*credBlocks)
+	for i := range creds {
+		creds[i] = make(map[string]*credBlocks, size(s.creds)/credShards)
+	}
+	s.index = blockIndex{creds: creds, bench: map[string]int64{}}
 	for m := range values(s.models) {
 		if m.bench != nil {
 			s.index.bench[m.name] = m.bench.until
 		}
 	}
 	for c := range values(s.creds) {
-		s.index.creds[c.name] = s.credBlocks(c)
+		creds[shardOf(c.name)][c.name] = s.credBlocks(c)
 	}
 }
 
@@ -146,18 +198,30 @@ type reindexCred struct {
 
 // reindex rebuilds the index entries that changed, sharing the rest with
 // the previous index: a credential's whole entry when full, else a copy of
-// its entry with the named pairs' entries redone. A credential's entry
+// its entry with the named pairs' entries redone, in a copy of its shard;
+// the shards of credentials not named are shared. A credential's entry
 // holds only its pairs with something to index (pairEntry), so redoing one
 // pair costs the credential's banned and cooling pairs, not all it has.
 func (s *Snapshot) reindex(changes map[string]*reindexCred) {
 	if len(changes) == 0 {
 		return
 	}
-	creds := maps.Clone(s.index.creds)
+	creds := new([credShards]map[string]*credBlocks)
+	if s.index.creds != nil {
+		*creds = *s.index.creds
+	}
+	var copied [credShards]bool
 	for name, ch := range changes {
-		c, prev := lookup(s.creds, name), creds[name]
+		i := shardOf(name)
+		if !copied[i] {
+			creds[i], copied[i] = maps.Clone(creds[i]), true
+			if creds[i] == nil {
+				creds[i] = map[string]*credBlocks{}
+			}
+		}
+		c, prev := lookup(s.creds, name), creds[i][name]
 		if ch.full || prev == nil {
-			creds[name] = s.credBlocks(c)
+			creds[i][name] = s.credBlocks(c)
 			continue
 		}
 		cb := *prev
@@ -169,7 +233,7 @@ func (s *Snapshot) reindex(changes map[string]*reindexCred) {
 				delete(cb.pairs, model)
 			}
 		}
-		creds[name] = &cb
+		creds[i][name] = &cb
 	}
 	s.index.creds = creds
 }

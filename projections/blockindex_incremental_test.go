@@ -62,14 +62,14 @@ func TestIncrementalIndexOnALargeCredential(t *testing.T) {
 			apply(unban(2*time.Second, "c", "m-0003"))
 		}
 	}
-	if got := len(live.Load().index.creds["c"].pairs); got != 1 {
+	if got := len(live.Load().index.cred("c").pairs); got != 1 {
 		t.Errorf("the index holds %d entries of c, want 1 (the cooldown of m-0005)", got)
 	}
 }
 
 func dumpIndex(ix blockIndex) string {
 	s := fmt.Sprintf("bench %v\n", ix.bench)
-	for name, cb := range ix.creds {
+	for name, cb := range ix.allCreds() {
 		s += fmt.Sprintf("%s: wild %d/%v/%v cooldown %d probe %v pairs %+v\n", name, cb.wild, cb.wildPerm, cb.wildManual, cb.cooldown, cb.probe, cb.pairs)
 	}
 	return s

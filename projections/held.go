@@ -35,7 +35,7 @@ func (s *Snapshot) endedBans(t int64) iter.Seq[*banRec] {
 	ended := func(end int64, perm bool) bool { return end != 0 && !perm && end <= t }
 	return func(yield func(*banRec) bool) {
 		for c := range values(s.creds) {
-			cb := s.index.creds[c.name]
+			cb := s.index.cred(c.name)
 			if cb == nil || ended(cb.wild, cb.wildPerm) {
 				if !yield(c.wild) {
 					return
@@ -69,7 +69,7 @@ func (s *Snapshot) CoolingPairs(now time.Time) int {
 	t := nanos(now)
 	n := 0
 	for c := range values(s.creds) {
-		cb := s.index.creds[c.name]
+		cb := s.index.cred(c.name)
 		switch {
 		case c.cooldown != nil && c.cooldown.until > t:
 			n += size(c.pairs)

@@ -18,7 +18,7 @@ import (
 // is not indexed, as Blocked would miss none).
 func (s *Snapshot) heldOf(c *frozenCred) iter.Seq[*pairRec] {
 	return func(yield func(*pairRec) bool) {
-		cb := s.index.creds[c.name]
+		cb := s.index.cred(c.name)
 		if cb == nil {
 			for p := range values(c.pairs) {
 				if !yield(p) {
@@ -78,7 +78,7 @@ func (s *Snapshot) ActiveBansByOrigin(now time.Time) map[domain.Origin]int {
 // with Banned and BanModel the pair's model, or with CooldownUntil set,
 // read from the block index without building that view.
 func (s *Snapshot) Holds(key domain.Key, now time.Time) bool {
-	cb := s.index.creds[key.Credential]
+	cb := s.index.cred(key.Credential)
 	if cb == nil {
 		if c := lookup(s.creds, key.Credential); c != nil {
 			// Not indexed: the records themselves.
