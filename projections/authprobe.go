@@ -34,7 +34,7 @@ func openCredProbe(c *credRec) *probeRec {
 // next interval (the first claim of an interval folded wins).
 func (s *State) applyCredProbe(pc domain.ProbeClaim, at time.Time) bool {
 	c := s.creds[pc.Credential]
-	if c == nil || !probedCooldown(c, nanos(at)) || c.cooldown.cd.ID() != pc.BanID || pc.Interval != nextCredInterval(c) {
+	if c == nil || !probedCooldown(c, nanos(at)) || c.cooldown.cd.ID() != pc.BanID || pc.Interval != claimInterval(openCredProbe(c)) {
 		return true
 	}
 	c.probe = &probeRec{claim: pc, at: at.UTC()}
@@ -43,35 +43,16 @@ func (s *State) applyCredProbe(pc domain.ProbeClaim, at time.Time) bool {
 	return true
 }
 
-// nextCredInterval is the interval the credential's auth cooldown claims
-// next.
-func nextCredInterval(c *credRec) int {
-	if r := openCredProbe(c); r != nil {
-		return r.claim.Interval + 1
-	}
-	return 0
-}
-
-// credProbeDue is when the next probe of the credential's auth cooldown is
-// due: ProbeAfter after the cooldown began for the first, then each gap
-// after the previous claim.
-func credProbeDue(c *credRec, pol domain.RecoveryPolicy) time.Time {
-	if r := openCredProbe(c); r != nil {
-		return r.at.Add(pol.Gap(r.claim.Interval + 1))
-	}
-	return c.cooldown.cd.Since.Add(pol.Gap(0))
-}
-
 // dueCredProbe is the claim of the credential's auth cooldown due at now,
 // when one is: the cooldown is active and no ban of the whole credential
 // holds it too.
 func dueCredProbe(c *credRec, now time.Time, pol domain.RecoveryPolicy, replica string) (domain.Event, bool) {
 	t := nanos(now)
-	if !probedCooldown(c, t) || c.wild.activeAt(t) || c.cooldown.cd.Since.IsZero() || now.Before(credProbeDue(c, pol)) {
+	if !probedCooldown(c, t) || c.wild.activeAt(t) || c.cooldown.cd.Since.IsZero() || now.Before(claimDue(openCredProbe(c), c.cooldown.cd.Since, pol)) {
 		return domain.Event{}, false
 	}
 	id := c.cooldown.cd.ID()
-	n := nextCredInterval(c)
+	n := claimInterval(openCredProbe(c))
 	return domain.Event{
 		V: domain.SchemaVersion, Kind: domain.KindProbeClaimed,
 		ID: domain.ProbeClaimID(id, n), At: now.UTC(),

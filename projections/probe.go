@@ -42,7 +42,7 @@ func (s *State) applyProbe(pc domain.ProbeClaim, at time.Time) bool {
 		return true
 	}
 	p := c.pairs[pc.Model]
-	if p == nil || !probed(p.ban) || p.ban.id != pc.BanID || !p.ban.activeAt(nanos(at)) || pc.Interval != nextInterval(p) {
+	if p == nil || !probed(p.ban) || p.ban.id != pc.BanID || !p.ban.activeAt(nanos(at)) || pc.Interval != claimInterval(openProbe(p)) {
 		return true
 	}
 	p.probe = &probeRec{claim: pc, at: at.UTC()}
@@ -68,22 +68,24 @@ func openProbe(p *pairRec) *probeRec {
 	return p.probe
 }
 
-// nextInterval is the interval the pair's current ban claims next.
-func nextInterval(p *pairRec) int {
-	if r := openProbe(p); r != nil {
+// claimInterval is the interval a probed hold (a pair's automatic ban, a
+// credential's auth cooldown) whose open claim is r (nil when none) claims
+// next.
+func claimInterval(r *probeRec) int {
+	if r != nil {
 		return r.claim.Interval + 1
 	}
 	return 0
 }
 
-// probeDue is when the next probe of the pair's ban is due: ProbeAfter
-// after the ban began for the first, then each gap (doubling, up to
-// ProbeMax) after the previous claim.
-func probeDue(p *pairRec, pol domain.RecoveryPolicy) time.Time {
-	if r := openProbe(p); r != nil {
-		return r.at.Add(pol.Gap(r.claim.Interval + 1))
+// claimDue is when the next probe of a probed hold that began at since,
+// whose open claim is r, is due: ProbeAfter after the hold began for the
+// first, then each gap (doubling, up to ProbeMax) after the previous claim.
+func claimDue(r *probeRec, since time.Time, pol domain.RecoveryPolicy) time.Time {
+	if r != nil {
+		return r.at.Add(pol.Gap(claimInterval(r)))
 	}
-	return p.ban.ban.Since.Add(pol.Gap(0))
+	return since.Add(pol.Gap(0))
 }
 
 // DueProbes returns a probe.claimed event, claimed by replica at now, for
@@ -138,10 +140,10 @@ func duePairProbe(c *credRec, p *pairRec, m *modelRec, now time.Time, pol domain
 	if m != nil && m.bench != nil && m.bench.until > t {
 		return domain.Event{}, false
 	}
-	if now.Before(probeDue(p, pol)) {
+	if now.Before(claimDue(openProbe(p), p.ban.ban.Since, pol)) {
 		return domain.Event{}, false
 	}
-	n := nextInterval(p)
+	n := claimInterval(openProbe(p))
 	return domain.Event{
 		V: domain.SchemaVersion, Kind: domain.KindProbeClaimed,
 		ID: domain.ProbeClaimID(p.ban.id, n), At: now.UTC(),
