@@ -18,15 +18,7 @@ import (
 // so the saved bytes are the state's at the offered sequence, not the
 // state's now.
 func TestTheCheckpointerMarshalsTheSnapshotPublishedAtTheBoundary(t *testing.T) {
-	store := newMemStore()
-	ck, err := NewCheckpointer(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newRig(t, func(c *Config) {
-		c.Checkpoints = ck
-		c.CheckpointEvery = 3
-	})
+	r, ck, store := checkpointRig(t, 3)
 	// A backlog: events 1-4 arrive with more pending, so no swap yet.
 	for i := range 4 {
 		ev := ban("admin-"+string(rune('a'+i)), "cred-a", "gpt-test", time.Hour)

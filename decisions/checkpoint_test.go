@@ -13,15 +13,7 @@ import (
 // checkpoint still waiting when a newer one comes is replaced, so the
 // saver writes the latest.
 func TestCheckpointsAreOfferedEveryNEventsAndTheLatestWins(t *testing.T) {
-	store := newMemStore()
-	ck, err := NewCheckpointer(store, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newRig(t, func(c *Config) {
-		c.Checkpoints = ck
-		c.CheckpointEvery = 2
-	})
+	r, ck, store := checkpointRig(t, 2)
 	for i := range 5 {
 		r.apply(failure(time.Duration(i)*time.Second, "cred-a", "gpt-test"))
 	}

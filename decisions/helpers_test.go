@@ -115,6 +115,22 @@ func (l *memLog) events() []domain.Event {
 	return append([]domain.Event(nil), l.published...)
 }
 
+// checkpointRig is a rig whose engine offers a checkpoint every `every`
+// events to a Checkpointer (not started) over an in-memory store.
+func checkpointRig(t *testing.T, every uint64) (*rig, *Checkpointer, *memStore) {
+	t.Helper()
+	store := newMemStore()
+	ck, err := NewCheckpointer(store, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, func(c *Config) {
+		c.Checkpoints = ck
+		c.CheckpointEvery = every
+	})
+	return r, ck, store
+}
+
 // memStore is an in-memory CheckpointStore that signals each save.
 type memStore struct {
 	saved chan savedCheckpoint
