@@ -134,16 +134,12 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, rq *reques
 	return req.WithContext(ctx)
 }
 
-// bodyReader is a request body over bytes the proxy owns.
-type bodyReader struct{ bytes.Reader }
-
-func newBodyReader(b []byte) *bodyReader {
-	r := &bodyReader{}
-	r.Reset(b)
-	return r
-}
-
-func (*bodyReader) Close() error { return nil }
+// newBodyReader is a request body over bytes the proxy owns. It is a
+// NopCloser over a bytes.Reader because net/http recognises that shape as
+// a body already in memory: it then writes the request's headers and body
+// to the connection in one write, where with any other reader it flushes
+// the headers first and sends the body in a second write.
+func newBodyReader(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // writeUpstream answers the client with an upstream response read in full.
 // It reports false when the client went away before the body was written.

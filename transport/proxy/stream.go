@@ -85,8 +85,11 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 			keep = rq.conf.secrets.held(chunk)
 		}
 		if out := rq.conf.secrets.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
+			// A read that also ended the stream is not flushed here: its
+			// bytes go out with the stream's end (or its error event) in
+			// one write when the handler returns.
 			_, werr := w.Write(out)
-			if werr == nil {
+			if werr == nil && err == nil {
 				if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
 					werr = ferr
 				}

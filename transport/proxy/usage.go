@@ -93,7 +93,16 @@ type sseUsage struct {
 
 const maxCarry = 1 << 20
 
+// usageKey marks the lines sseUsage parses.
+var usageKey = []byte(`"usage"`)
+
 func (s *sseUsage) feed(b []byte) {
+	// Most chunks mention no usage: with nothing carried over, none of
+	// their whole lines needs parsing, only the line cut at the end needs
+	// keeping.
+	if len(s.carry) == 0 && !bytes.Contains(b, usageKey) {
+		b = b[bytes.LastIndexByte(b, '\n')+1:]
+	}
 	for len(b) > 0 {
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
@@ -115,7 +124,7 @@ func (s *sseUsage) feed(b []byte) {
 }
 
 func (s *sseUsage) line(line []byte) {
-	if !bytes.Contains(line, []byte(`"usage"`)) {
+	if !bytes.Contains(line, usageKey) {
 		return
 	}
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
