@@ -18,6 +18,13 @@ func pairCell(a1, a2, b1, b2 float64, unit string) string {
 		num(a1, unit), num(a2, unit), num(b1, unit), num(b2, unit))
 }
 
+// syscallCell is airouter's read and write system calls per request
+// against the bare proxy's.
+func syscallCell(x [3]measure) string {
+	return pairCell(x[2].perRequest(x[2].reads), x[2].perRequest(x[2].writes),
+		x[1].perRequest(x[1].reads), x[1].perRequest(x[1].writes), "/")
+}
+
 // summaryRows are the rows of the table for one run: the scenario
 // and airouter against the bare proxy, latencies as what each adds to the
 // direct run.
@@ -35,8 +42,10 @@ func summaryRows(r runResult) (names, cells []string) {
 		switch s.mode {
 		case "closed":
 			add("closed loop, CPU per request", cell(x[2].cpuPer(), x[1].cpuPer(), "µs"))
+			add("closed loop, read / write syscalls per request", syscallCell(x))
 		case "stream":
 			add("SSE streams, CPU per stream", cell(x[2].cpuPer(), x[1].cpuPer(), "µs"))
+			add("SSE streams, read / write syscalls per stream", syscallCell(x))
 			add("SSE streams, added first byte p50 / p99", pairCell(addedMs(first50, x, 2), addedMs(first99, x, 2),
 				addedMs(first50, x, 1), addedMs(first99, x, 1), "ms"))
 		case "rate":

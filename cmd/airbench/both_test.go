@@ -24,11 +24,16 @@ func TestBothTable(t *testing.T) {
 			{mode: "rate", rate: 5000, runs: [3]measure{run(50, 1000, 2000, 0, 0, 5000), run(100, 3000, 6000, 0, 0, rate5000), run(90, 2000, 3000, 0, 0, 5000)}},
 		}}
 	}
+	pinned := result("pinned", 1, 5000)
+	closed := &pinned.scs[0].runs
+	closed[1].reads, closed[1].writes = 5000, 4000 // 5 and 4 a request
+	closed[2].reads, closed[2].writes = 5000, 2000
 	var b bytes.Buffer
-	writeBoth(&b, result("pinned", 1, 5000), result("unpinned", 2, 4000))
+	writeBoth(&b, pinned, result("unpinned", 2, 4000))
 	for _, want := range []string{
 		"| scenario | pinned | unpinned |",
 		"| closed loop, CPU per request | 0.80x (80.0 µs / 100.0 µs) | 0.80x (160.0 µs / 200.0 µs) |",
+		"| closed loop, read / write syscalls per request | 1.00x / 0.50x (5.00 / 2.00 against 5.00 / 4.00) |",
 		"| SSE streams, CPU per stream | 1.00x (400.0 µs / 400.0 µs) |",
 		"| SSE streams, added first byte p50 / p99 | 1.00x / 0.50x (2.00 ms / 2.00 ms against 2.00 ms / 4.00 ms) |",
 		"| fixed 2000 req/s, added p99 / p99.9 | 2.00x / 1.00x (4.00 ms / 4.00 ms against 2.00 ms / 4.00 ms) |",

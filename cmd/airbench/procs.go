@@ -120,6 +120,25 @@ func (p *proc) cpu() float64 {
 	return (utime + stime) / 100
 }
 
+// syscalls is how many read and write system calls the process has made
+// (syscr and syscw of /proc/<pid>/io): the socket reads and writes a
+// request costs, counted exactly where CPU time is sampled.
+func (p *proc) syscalls() (reads, writes float64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", p.pid()))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
+			reads, _ = strconv.ParseFloat(v, 64)
+		}
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			writes, _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	return reads, writes
+}
+
 // peakRSS is the process's VmHWM in MB.
 func (p *proc) peakRSS() float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))

@@ -17,8 +17,16 @@ type scenario struct {
 type measure struct {
 	load loadResult
 	// cpu is the target process's CPU seconds over the run (for direct,
-	// the upstream's).
-	cpu float64
+	// the upstream's); reads and writes its read and write system calls.
+	cpu, reads, writes float64
+}
+
+// perRequest is n over the run's requests (or streams).
+func (m measure) perRequest(n float64) float64 {
+	if m.load.Requests == 0 {
+		return math.NaN()
+	}
+	return n / float64(m.load.Requests)
 }
 
 // cpuPer is the CPU per request (or stream) in µs.
@@ -43,11 +51,13 @@ func runScenarios(o options, gen *proc, targets []*proc) ([]scenario, error) {
 		for range o.rounds {
 			for j, t := range targets {
 				c0 := t.cpu()
+				r0, w0 := t.syscalls()
 				r, err := gen.load(loadCmd{Mode: scs[i].mode, URL: t.url, Conns: o.conns, Rate: scs[i].rate, Seconds: o.duration.Seconds()})
 				if err != nil {
 					return nil, err
 				}
-				rounds[j] = append(rounds[j], measure{load: r, cpu: t.cpu() - c0})
+				r1, w1 := t.syscalls()
+				rounds[j] = append(rounds[j], measure{load: r, cpu: t.cpu() - c0, reads: r1 - r0, writes: w1 - w0})
 			}
 		}
 		for j := range rounds {
@@ -71,6 +81,8 @@ func medianOf(ms []measure) measure {
 	out := measure{load: loadResult{Seconds: 1}}
 	out.load.Requests = int64(med(func(m measure) float64 { return m.load.rps() }))
 	out.cpu = med(func(m measure) float64 { return m.cpuPer() }) * float64(out.load.Requests) / 1e6
+	out.reads = med(func(m measure) float64 { return m.perRequest(m.reads) }) * float64(out.load.Requests)
+	out.writes = med(func(m measure) float64 { return m.perRequest(m.writes) }) * float64(out.load.Requests)
 	out.load.P50 = med(func(m measure) float64 { return m.load.P50 })
 	out.load.P99 = med(func(m measure) float64 { return m.load.P99 })
 	out.load.P999 = med(func(m measure) float64 { return m.load.P999 })
@@ -100,8 +112,10 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 		case "closed":
 			row("closed loop, req/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())
 			row("closed loop, CPU per request", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
+			syscallRows(row, "closed loop", r)
 		case "stream":
 			row("SSE streams (20 chunks 1 ms apart), CPU per stream", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
+			syscallRows(row, "SSE streams", r)
 			added("SSE streams, first byte p50", func(l loadResult) float64 { return l.FirstP50 }, r)
 			added("SSE streams, first byte p99", func(l loadResult) float64 { return l.FirstP99 }, r)
 		case "rate":
@@ -127,6 +141,13 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 	}
 }
 
+// syscallRows are a scenario's read and write system calls per request:
+// for direct, the upstream's; for the proxies, each proxy's own.
+func syscallRows(row func(name, unit string, d, b, a float64), name string, r [3]measure) {
+	row(name+", read syscalls per request", "/", r[0].perRequest(r[0].reads), r[1].perRequest(r[1].reads), r[2].perRequest(r[2].reads))
+	row(name+", write syscalls per request", "/", r[0].perRequest(r[0].writes), r[1].perRequest(r[1].writes), r[2].perRequest(r[2].writes))
+}
+
 // targetNames name the targets of a scenario's runs, in order.
 var targetNames = [3]string{"direct", "bare", "airouter"}
 
@@ -145,6 +166,8 @@ func num(x float64, unit string) string {
 		return fmt.Sprintf("%.0f", x)
 	case unit == "ms":
 		return fmt.Sprintf("%.2f ms", x)
+	case unit == "/":
+		return fmt.Sprintf("%.2f", x)
 	}
 	return fmt.Sprintf("%.1f %s", x, unit)
 }
