@@ -105,6 +105,31 @@ func (s *Snapshot) ExpiredBans(now time.Time) []domain.Event {
 	return expiredBans(s.endedBans(nanos(now)), now)
 }
 
+// ExpiredBansOn is ExpiredBans for the bans on keys alone, in the same
+// order: a caller that follows the open bans itself (whatif) names the keys
+// whose bans it saw end, and pays for those, not for a scan of the pool.
+// A key with no ban, or one not ended by now, yields nothing.
+func (s *State) ExpiredBansOn(keys []domain.Key, now time.Time) []domain.Event {
+	return expiredBans(func(yield func(*banRec) bool) {
+		for _, k := range keys {
+			c := s.creds[k.Credential]
+			if c == nil {
+				continue
+			}
+			b := c.wild
+			if !k.Wildcard() {
+				b = nil
+				if p := c.pairs[k.Model]; p != nil {
+					b = p.ban
+				}
+			}
+			if !yield(b) {
+				return
+			}
+		}
+	}, now)
+}
+
 // expiredBans is ExpiredBans over bans, ban records of a state or a
 // snapshot that include every expired one (persistent.go, held.go), in
 // any order.

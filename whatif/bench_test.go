@@ -34,3 +34,37 @@ func BenchmarkWhatif(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(rec.log)), "events")
 }
+
+// BenchmarkWhatifPoolSize weighs a shorter ban over the same 20,000
+// outcomes (a quarter failing, each failure banning its pair for 2 s, so
+// bans end all through the log) on a pool of 200 and of 20,000 pairs: a
+// run's cost follows the events and the bans that end, not the pool.
+//
+//	go test ./whatif -run '^$' -bench WhatifPoolSize -benchtime 3x
+func BenchmarkWhatifPoolSize(b *testing.B) {
+	recorded := domain.BanPolicy{Default: domain.Rule{MaxAttempts: 1, Duration: 2 * time.Second}, Codes: []int{500}}
+	for _, creds := range []int{20, 2000} {
+		b.Run(fmt.Sprintf("pairs=%d", creds*10), func(b *testing.B) {
+			rec := newRecorder(recorded)
+			rec.sweepEvery = time.Second
+			for i := range 20_000 {
+				st := 200
+				if i%4 == 0 {
+					st = 500
+				}
+				rec.record(domain.Event{V: domain.SchemaVersion, Kind: domain.KindOutcomeRecorded, At: t0.Add(time.Duration(i) * time.Millisecond),
+					Outcome: &domain.Outcome{Credential: fmt.Sprintf("cred-%04d", i%creds), Model: fmt.Sprintf("m%d", i/creds%10),
+						Status: st, Class: domain.ClassifyStatus(st), Attempt: 1}})
+			}
+			shorter := recorded
+			shorter.Default.Duration = time.Second
+			b.ResetTimer()
+			for b.Loop() {
+				if res := runLog(b, Options{Policy: shorter}, rec.log); len(res.Diff.Changed)+len(res.Diff.Added) == 0 {
+					b.Fatal("no change")
+				}
+			}
+			b.ReportMetric(float64(len(rec.log)), "events")
+		})
+	}
+}

@@ -27,6 +27,10 @@ type recorder struct {
 	state  *projections.State
 	log    []domain.Event
 	seq    uint64
+	// sweepEvery, when set, spaces the expiry sweeps as the router's
+	// (decisions sweeps every second) instead of one before every event.
+	sweepEvery time.Duration
+	swept      time.Time
 }
 
 func newRecorder(p domain.BanPolicy) *recorder {
@@ -44,8 +48,11 @@ func (r *recorder) store(ev domain.Event) {
 // record stores ev after the expiries due by its time, then the decisions
 // it leads to.
 func (r *recorder) record(ev domain.Event) {
-	for _, lift := range r.state.ExpiredBans(ev.At) {
-		r.store(lift)
+	if r.sweepEvery == 0 || !ev.At.Before(r.swept.Add(r.sweepEvery)) {
+		r.swept = ev.At
+		for _, lift := range r.state.ExpiredBans(ev.At) {
+			r.store(lift)
+		}
 	}
 	probe := false
 	if ev.Kind == domain.KindOutcomeRecorded {

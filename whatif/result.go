@@ -162,20 +162,27 @@ func runResult(all []*Ban, w Window) RunResult {
 	return out
 }
 
-// diff pairs the bans of the two runs up, per pair in start order.
+// diff pairs the bans of the two runs up, per pair in start order. Only
+// bans on one key can match, so each ban is compared with the proposed
+// bans on its own key: the cost follows the bans a key holds, not all of
+// the run's.
 func diff(actual, proposed []*Ban) Diff {
 	d := Diff{Added: []*Ban{}, Removed: []*Ban{}, Changed: []Change{}}
 	used := make([]bool, len(proposed))
+	onKey := map[domain.Key][]int{} // indexes into proposed, in its order
+	for i, p := range proposed {
+		onKey[p.key()] = append(onKey[p.key()], i)
+	}
 	var rest []*Ban
 	for _, a := range actual {
-		if i := pick(proposed, used, a.same); i >= 0 {
+		if i := pick(proposed, onKey[a.key()], used, a.same); i >= 0 {
 			used[i] = true
 			continue
 		}
 		rest = append(rest, a)
 	}
 	for _, a := range rest {
-		if i := pick(proposed, used, a.overlaps); i >= 0 {
+		if i := pick(proposed, onKey[a.key()], used, a.overlaps); i >= 0 {
 			used[i] = true
 			d.Changed = append(d.Changed, Change{Actual: a, Proposed: proposed[i]})
 			continue
@@ -190,10 +197,11 @@ func diff(actual, proposed []*Ban) Diff {
 	return d
 }
 
-// pick is the first ban of bs not used yet that match accepts, or -1.
-func pick(bs []*Ban, used []bool, match func(*Ban) bool) int {
-	for i, b := range bs {
-		if !used[i] && match(b) {
+// pick is the first of the bans bs[at...] not used yet that match
+// accepts, or -1.
+func pick(bs []*Ban, at []int, used []bool, match func(*Ban) bool) int {
+	for _, i := range at {
+		if !used[i] && match(bs[i]) {
 			return i
 		}
 	}

@@ -27,6 +27,7 @@
 package whatif
 
 import (
+	"container/heap"
 	"time"
 
 	"github.com/airouter/airouter/domain"
@@ -60,6 +61,7 @@ type Run struct {
 	outcomes         int
 	first, last      time.Time
 	served           map[string][]string // model -> credentials seen, in order seen
+	seen             map[domain.Key]bool // the pairs in served
 	diverted         []Diverted
 }
 
@@ -73,6 +75,8 @@ type fold struct {
 	// changed, when the next one is built from it (SnapshotAfter).
 	snap  *projections.Snapshot
 	stale bool
+	// ends queues the open bans that end, earliest first.
+	ends banEnds
 }
 
 func newFold(start *projections.State) *fold {
@@ -94,7 +98,7 @@ func New(opt Options, start *projections.State) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{opt: opt, actual: newFold(start), proposed: newFold(twin), served: map[string][]string{}}
+	r := &Run{opt: opt, actual: newFold(start), proposed: newFold(twin), served: map[string][]string{}, seen: map[domain.Key]bool{}}
 	snap := start.Snapshot()
 	for model, b := range snap.Benched(opt.From) {
 		for _, f := range []*fold{r.actual, r.proposed} {
@@ -161,16 +165,35 @@ func (r *Run) Add(ev domain.Event) {
 
 // sweep ends the bans of the run that are past their until at t, as the
 // router's expiry sweep does: with the ban.lifted events projections
-// derive for them, folded before the event at t.
+// derive for them, folded before the event at t. It takes the ended bans
+// off the fold's queue of ends, so an event costs the bans that end at
+// it, not the open ones or the pool.
 func (f *fold) sweep(t time.Time) {
-	for _, b := range f.open {
-		if !b.Permanent && b.Until != nil && !b.Until.After(t) {
-			for _, ev := range f.state.ExpiredBans(t) {
-				f.apply(ev, false)
-			}
-			return
+	var ended []domain.Key
+	for len(f.ends) > 0 && !f.ends[0].Until.After(t) {
+		b := heap.Pop(&f.ends).(*Ban)
+		if k := b.key(); f.open[k] == b {
+			ended = append(ended, k)
 		}
 	}
+	for _, ev := range f.state.ExpiredBansOn(ended, t) {
+		f.apply(ev, false)
+	}
+}
+
+// banEnds is a min-heap of bans by their until (container/heap). A ban
+// lifted or replaced stays queued and is skipped when it comes up.
+type banEnds []*Ban
+
+func (h banEnds) Len() int           { return len(h) }
+func (h banEnds) Less(i, j int) bool { return h[i].Until.Before(*h[j].Until) }
+func (h banEnds) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *banEnds) Push(x any)        { *h = append(*h, x.(*Ban)) }
+func (h *banEnds) Pop() any {
+	old := *h
+	b := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return b
 }
 
 // policyDecision reports whether a recorded event is a decision of the
@@ -237,17 +260,18 @@ func (f *fold) noteOpen(b *Ban) {
 		b.Until = &u
 	}
 	f.bans = append(f.bans, b)
-	f.open[domain.Key{Credential: b.Credential, Model: b.Model}] = b
+	f.open[b.key()] = b
+	if !b.Permanent && b.Until != nil {
+		heap.Push(&f.ends, b)
+	}
 }
 
 // serve notes that cred served model.
 func (r *Run) serve(cred, model string) {
-	for _, c := range r.served[model] {
-		if c == cred {
-			return
-		}
+	if k := (domain.Key{Credential: cred, Model: model}); !r.seen[k] {
+		r.seen[k] = true
+		r.served[model] = append(r.served[model], cred)
 	}
-	r.served[model] = append(r.served[model], cred)
 }
 
 // candidates are the credentials that serve model.
