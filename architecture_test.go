@@ -44,13 +44,13 @@ var allowed = map[string][]string{
 // thirdParty lists third-party import prefixes and the only packages that
 // may import them outside tests.
 var thirdParty = map[string][]string{
-	"github.com/nats-io/":                      {"transport/eventlog", "internal/testkit"},
-	"github.com/gorilla/mux":                   {"adminapi", "transport/proxy", "cmd/airouter"},
-	"github.com/prometheus/client_golang":      {"adminapi", "transport/proxy", "cmd/airouter"},
-	"github.com/prometheus/client_model":       {"adminapi"},
-	"go.yaml.in/yaml":                          {"config"},
-	"go.opentelemetry.io/":                     {"transport/tracing", "internal/testkit/collector"},
-	"github.com/hashicorp/go-immutable-radix/": {"projections"},
+	"github.com/nats-io/":                 {"transport/eventlog", "internal/testkit"},
+	"github.com/gorilla/mux":              {"adminapi", "transport/proxy", "cmd/airouter"},
+	"github.com/prometheus/client_golang": {"adminapi", "transport/proxy", "cmd/airouter"},
+	"github.com/prometheus/client_model":  {"adminapi"},
+	"go.yaml.in/yaml":                     {"config"},
+	"go.opentelemetry.io/":                {"transport/tracing", "internal/testkit/collector"},
+	"github.com/benbjohnson/immutable":    {"projections"},
 }
 
 type pkg struct {

@@ -11,14 +11,16 @@ import (
 
 // blockIndex is what Blocked reads: per credential, its wildcard ban and,
 // for every pair holding a ban or a cooldown, the ends of the pair's ban and
-// cooldown and of its model's bench, inline, so that a question costs a hash
-// of the credential's name and two map lookups, and no pointer chasing.
+// cooldown, inline, and the benched models' ends beside them, so that a
+// question costs a hash of the credential's name and two map lookups (three
+// while a model has a bench record), and no pointer chasing.
 // Ends are Unix nanoseconds; 0 is none, and a permanent ban ends at
 // math.MaxInt64 with perm set.
 //
 // The index changes only when a ban, cooldown or bench appears or changes,
 // not with counters or with pairs that hold neither, so most snapshots
-// share their predecessor's, and a change redoes the entries it touches.
+// share their predecessor's, and a change redoes the entries it touches: a
+// bench copies the map of benches alone, as no credential's entry holds it.
 //
 // The credentials' entries are split into credShards maps by a hash of the
 // name (shardOf), behind one pointer: a change copies the array of maps and
@@ -27,7 +29,8 @@ import (
 // in the zero index, which has no entries.
 type blockIndex struct {
 	creds *[credShards]map[string]*credBlocks
-	// bench holds every model's bench end, for pairs without an entry.
+	// bench holds the end of every model's bench record; a swap that
+	// changes one copies this map, shared otherwise.
 	bench map[string]int64
 }
 
@@ -87,7 +90,6 @@ type pairBlocks struct {
 	banPerm   bool
 	banManual bool
 	cooldown  int64
-	bench     int64
 	// probe is the open recovery probe claim of the pair's automatic ban.
 	probe *domain.ProbeClaim
 }
@@ -120,28 +122,27 @@ func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Bloc
 	// credProbe is the auth cooldown's claim, while only that cooldown
 	// holds the pair.
 	var credProbe *domain.ProbeClaim
+	var bench int64
+	if len(s.index.bench) > 0 {
+		bench = s.index.bench[model]
+	}
 	if cb := s.index.cred(credential); cb != nil {
-		var known bool
-		if pb, known = cb.pairs[model]; !known && len(s.index.bench) > 0 {
-			pb.bench = s.index.bench[model]
-		}
+		pb = cb.pairs[model]
 		manual = pb.banManual && (pb.banPerm || pb.ban > t)
 		wildOn := cb.wildPerm || cb.wild > t
 		if wildOn {
 			manual = manual || cb.wildManual
 			pb.probe = nil
 		}
-		if cb.probe != nil && !wildOn && !pb.banPerm && pb.ban <= t && pb.cooldown <= t && pb.bench <= t {
+		if cb.probe != nil && !wildOn && !pb.banPerm && pb.ban <= t && pb.cooldown <= t && bench <= t {
 			credProbe = cb.probe
 		}
 		if cb.wildPerm || cb.wild > pb.ban {
 			pb.ban, pb.banPerm = cb.wild, cb.wildPerm
 		}
 		pb.cooldown = max(pb.cooldown, cb.cooldown)
-	} else if len(s.index.bench) > 0 {
-		pb.bench = s.index.bench[model]
 	}
-	if pb.probe != nil && (pb.cooldown > t || pb.bench > t) {
+	if pb.probe != nil && (pb.cooldown > t || bench > t) {
 		pb.probe = nil // a Retry-After or a bench is kept: no probe then
 	}
 	if pb.banPerm {
@@ -155,8 +156,8 @@ func (s *Snapshot) Blocked(credential, model string, now time.Time) (domain.Bloc
 	if pb.ban > t && pb.ban >= until {
 		reason, until = domain.BlockBanned, pb.ban
 	}
-	if pb.bench > t && pb.bench > until {
-		reason, until = domain.BlockBenched, pb.bench
+	if bench > t && bench > until {
+		reason, until = domain.BlockBenched, bench
 	}
 	if reason == "" {
 		return domain.Block{}, false
@@ -186,6 +187,7 @@ func (s *Snapshot) indexAll() {
 	for c := range values(s.creds) {
 		creds[shardOf(c.name)][c.name] = s.credBlocks(c)
 	}
+	s.indexProbes()
 }
 
 // reindexCred is what changed in one credential's index entries: all of
@@ -227,7 +229,7 @@ func (s *Snapshot) reindex(changes map[string]*reindexCred) {
 		cb := *prev
 		cb.pairs = maps.Clone(prev.pairs)
 		for model := range ch.models {
-			if pb, ok := s.pairEntry(model, lookup(c.pairs, model)); ok {
+			if pb, ok := pairEntry(lookup(c.pairs, model)); ok {
 				cb.pairs[model] = pb
 			} else {
 				delete(cb.pairs, model)
@@ -238,14 +240,14 @@ func (s *Snapshot) reindex(changes map[string]*reindexCred) {
 	s.index.creds = creds
 }
 
-// pairEntry is the index entry of pair p of model, and false when p has
-// nothing to index (no ban, no cooldown): Blocked then answers from the
-// credential and the model's bench, as the entry would.
-func (s *Snapshot) pairEntry(model string, p *pairRec) (pairBlocks, bool) {
+// pairEntry is the index entry of pair p, and false when p has nothing to
+// index (no ban, no cooldown): Blocked then answers from the credential
+// and the model's bench, as the entry would.
+func pairEntry(p *pairRec) (pairBlocks, bool) {
 	if p == nil || (p.ban == nil && p.cooldown == nil) {
 		return pairBlocks{}, false
 	}
-	pb := pairBlocks{bench: s.index.bench[model]}
+	var pb pairBlocks
 	pb.ban, pb.banPerm = banEnd(p.ban)
 	pb.banManual = p.ban != nil && !probed(p.ban)
 	if r := openProbe(p); r != nil {
@@ -268,7 +270,7 @@ func (s *Snapshot) credBlocks(c *frozenCred) *credBlocks {
 		cb.probe = &r.claim
 	}
 	for p := range values(c.pairs) {
-		if pb, ok := s.pairEntry(p.model, p); ok {
+		if pb, ok := pairEntry(p); ok {
 			cb.pairs[p.model] = pb
 		}
 	}

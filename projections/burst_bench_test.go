@@ -10,7 +10,10 @@ import (
 
 // burstState is a state of creds × models pairs, every pair named by a
 // failed outcome and a tenth of them under an automatic ban of an hour.
-func burstState(creds, models int) *State {
+func burstState(creds, models int) *State { return fold(burstLog(creds, models)) }
+
+// burstLog is the numbered log burstState folds.
+func burstLog(creds, models int) []domain.Event {
 	var evs []domain.Event
 	for c := range creds {
 		for m := range models {
@@ -25,7 +28,7 @@ func burstState(creds, models int) *State {
 			}
 		}
 	}
-	return fold(numbered(evs...))
+	return numbered(evs...)
 }
 
 // BenchmarkBackgroundBursts times, at 1,000 and 100,000 pairs (a tenth

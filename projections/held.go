@@ -8,9 +8,10 @@ import (
 // heldPairs yields every credential of the snapshot, in key order, with
 // each of its pairs that holds a ban or a cooldown (nil once, first, for
 // the credential itself): the pairs the block index has entries for, in
-// no particular order. The prober reads it every second; the pairs with
-// neither have no probe, so this costs the credentials and the pairs held
-// back, not every pair of the pool.
+// no particular order. The prober reads it on a snapshot without a probe
+// index (scanDueProbes); the pairs with neither have no probe, so this
+// costs the credentials and the pairs held back, not every pair of the
+// pool.
 func (s *Snapshot) heldPairs() iter.Seq2[*frozenCred, *pairRec] {
 	return func(yield func(*frozenCred, *pairRec) bool) {
 		for c := range values(s.creds) {

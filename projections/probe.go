@@ -1,7 +1,6 @@
 package projections
 
 import (
-	"slices"
 	"time"
 
 	"github.com/airouter/airouter/domain"
@@ -94,22 +93,11 @@ func claimDue(r *probeRec, since time.Time, pol domain.RecoveryPolicy) time.Time
 // holds the pair too (a Retry-After is the upstream's word and is kept),
 // and the policy is on. Ordered by credential then model. Each id is
 // domain.ProbeClaimID, so every replica claiming the same interval
-// publishes the same id.
+// publishes the same id. It reads the holds whose next probe can be due
+// (probeindex.go): a tick finding none costs a few tree paths, one finding
+// k about k paths and lookups, whatever the pool.
 func (s *Snapshot) DueProbes(now time.Time, pol domain.RecoveryPolicy, replica string) []domain.Event {
-	if !pol.On() {
-		return nil
-	}
-	var out []domain.Event
-	for c, p := range s.heldPairs() { // a pair with no ban has no probe
-		ev, ok := dueCredProbe(&c.credRec, now, pol, replica)
-		if p != nil {
-			ev, ok = duePairProbe(&c.credRec, p, lookup(s.models, p.model), now, pol, replica)
-		}
-		if ok {
-			out = append(out, ev)
-		}
-	}
-	slices.SortFunc(out, func(x, y domain.Event) int { return x.Probe.Key().Compare(y.Probe.Key()) })
+	out, _ := s.dueProbes(now, pol, replica)
 	return out
 }
 

@@ -3,8 +3,6 @@ package projections
 import (
 	"time"
 
-	iradix "github.com/hashicorp/go-immutable-radix/v2"
-
 	"github.com/airouter/airouter/domain"
 )
 
@@ -20,9 +18,12 @@ type Snapshot struct {
 	// creds and models hold frozen records: copies made when the snapshot
 	// was built, or records shared with an earlier snapshot, in persistent
 	// trees that share every node an event did not touch (persistent.go).
-	creds  *iradix.Tree[*frozenCred]
-	models *iradix.Tree[*modelRec]
+	creds  tree[*frozenCred]
+	models tree[*modelRec]
 	index  blockIndex
+	// probes orders the probed holds by when a probe can be due
+	// (probeindex.go).
+	probes probeIndex
 	// claims is State.claims when the snapshot was built.
 	claims uint64
 	// forgotten is State.PairsForgotten when the snapshot was built.
@@ -62,20 +63,20 @@ func (s *Snapshot) Settings() (domain.FallbackSettings, bool) {
 // Live publishes incrementally instead.
 func (s *State) Snapshot() *Snapshot {
 	n := s.header()
-	creds := iradix.New[*frozenCred]().Txn()
+	creds := newBuilder[*frozenCred]()
 	for name, c := range s.creds {
-		pairs := iradix.New[*pairRec]().Txn()
+		pairs := newBuilder[*pairRec]()
 		for model, p := range c.pairs {
-			pairs.Insert([]byte(model), p.frozen())
+			pairs.Set(model, p.frozen())
 		}
-		creds.Insert([]byte(name), c.freeze(pairs.Commit()))
+		creds.Set(name, c.freeze(pairs.Map()))
 	}
-	n.creds = creds.Commit()
-	models := iradix.New[*modelRec]().Txn()
+	n.creds = creds.Map()
+	models := newBuilder[*modelRec]()
 	for name, m := range s.models {
-		models.Insert([]byte(name), m.frozen())
+		models.Set(name, m.frozen())
 	}
-	n.models = models.Commit()
+	n.models = models.Map()
 	n.indexAll()
 	n.mark, n.clears = s.mark, s.clears
 	return n
@@ -109,24 +110,24 @@ func (s *State) publish(prev *Snapshot) *Snapshot {
 		return n
 	}
 	n := s.header()
-	n.creds, n.models, n.index = prev.creds, prev.models, prev.index
+	n.creds, n.models, n.index, n.probes = prev.creds, prev.models, prev.index, prev.probes
 	reindex := s.publishCreds(prev, n)
+	var benched []*modelRec
 	if s.publishModels(prev, n) {
-		n.indexAll() // a bench shows in every credential's entries
-	} else {
-		n.reindex(reindex)
+		benched = s.dirtyModels // among them, the models whose bench changed
 	}
+	n.reindexAfter(prev, reindex, benched)
 	s.clearDirty()
 	n.mark, n.clears = s.mark, s.clears
 	return n
 }
 
-// credDraft is a credential being published: its fresh copy and the
-// transaction on its pairs, committed when the publish has gone through
+// credDraft is a credential being published: its fresh copy and the edit
+// of prev's tree of its pairs, done when the publish has gone through
 // every changed record.
 type credDraft struct {
 	fc    *frozenCred
-	pairs *iradix.Txn[*pairRec]
+	pairs edit[*pairRec]
 }
 
 // publishCreds gives n fresh copies of the changed credentials and pairs,
@@ -157,12 +158,12 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]*reindexCred {
 		}
 		d := &credDraft{fc: s.creds[name].freeze(nil)}
 		if old := lookup(prev.creds, name); old != nil {
-			d.pairs = old.pairs.Txn()
+			d.pairs = editOf(old.pairs)
 			if old.wild != d.fc.wild || old.cooldown != d.fc.cooldown || old.probe != d.fc.probe {
 				mark(name, true, "")
 			}
 		} else {
-			d.pairs = iradix.New[*pairRec]().Txn()
+			d.pairs = editOf[*pairRec](nil)
 			mark(name, true, "")
 		}
 		drafts[name] = d
@@ -172,25 +173,29 @@ func (s *State) publishCreds(prev, n *Snapshot) map[string]*reindexCred {
 		own(c.name)
 	}
 	for _, p := range s.dirtyPairs {
-		d, key := own(p.cred), []byte(p.model)
+		d := own(p.cred)
+		old := d.pairs.get(p.model)
 		if p.gone {
-			if old, ok := d.pairs.Delete(key); ok && (old.ban != nil || old.cooldown != nil) {
-				mark(p.cred, false, p.model)
+			if old != nil {
+				d.pairs.delete(p.model)
+				if old.ban != nil || old.cooldown != nil {
+					mark(p.cred, false, p.model)
+				}
 			}
 			continue
 		}
-		old, _ := d.pairs.Insert(key, p.frozen())
+		d.pairs.set(p.model, p.frozen())
 		if old == nil && (p.ban != nil || p.cooldown != nil) ||
 			old != nil && (old.ban != p.ban || old.cooldown != p.cooldown || old.probe != p.probe) {
 			mark(p.cred, false, p.model)
 		}
 	}
-	creds := prev.creds.Txn()
+	creds := editOf(prev.creds)
 	for name, d := range drafts {
-		d.fc.pairs = d.pairs.Commit()
-		creds.Insert([]byte(name), d.fc)
+		d.fc.pairs = d.pairs.tree()
+		creds.set(name, d.fc)
 	}
-	n.creds = creds.Commit()
+	n.creds = creds.tree()
 	return reindex
 }
 
@@ -201,21 +206,21 @@ func (s *State) publishModels(prev, n *Snapshot) bool {
 		return false
 	}
 	benchChanged := false
-	models := prev.models.Txn()
+	models := editOf(prev.models)
 	for _, m := range s.dirtyModels {
 		var oldBench *benchRec
 		if old := lookup(prev.models, m.name); old != nil {
 			oldBench = old.bench
 		}
 		if m.gone { // dropped with its model's last pair (prune.go)
-			models.Delete([]byte(m.name))
+			models.delete(m.name)
 			benchChanged = benchChanged || oldBench != nil
 			continue
 		}
 		benchChanged = benchChanged || oldBench != m.bench
-		models.Insert([]byte(m.name), m.frozen())
+		models.set(m.name, m.frozen())
 	}
-	n.models = models.Commit()
+	n.models = models.tree()
 	return benchChanged
 }
 

@@ -3,8 +3,6 @@ package projections
 import (
 	"time"
 
-	iradix "github.com/hashicorp/go-immutable-radix/v2"
-
 	"github.com/airouter/airouter/domain"
 )
 
@@ -15,14 +13,14 @@ import (
 func (s *State) Pair(key domain.Key, now time.Time) PairView {
 	n := s.header()
 	if c := s.creds[key.Credential]; c != nil {
-		pairs := iradix.New[*pairRec]()
+		pairs := newTree[*pairRec]()
 		if p := c.pairs[key.Model]; p != nil {
-			pairs, _, _ = pairs.Insert([]byte(key.Model), p.frozen())
+			pairs = pairs.Set(key.Model, p.frozen())
 		}
-		n.creds, _, _ = iradix.New[*frozenCred]().Insert([]byte(c.name), c.freeze(pairs))
+		n.creds = newTree[*frozenCred]().Set(c.name, c.freeze(pairs))
 	}
 	if m := s.models[key.Model]; m != nil {
-		n.models, _, _ = iradix.New[*modelRec]().Insert([]byte(m.name), m.frozen())
+		n.models = newTree[*modelRec]().Set(m.name, m.frozen())
 	}
 	return n.Pair(key, now)
 }
