@@ -8,41 +8,14 @@ import (
 	"time"
 )
 
-// diffByScan is the pairing diff is held to: every ban compared with
-// every proposed one, first the same bans, then overlapping ones.
+// diffByScan is the pairing diff is held to: every ban a candidate for
+// every other.
 func diffByScan(actual, proposed []*Ban) Diff {
-	d := Diff{Added: []*Ban{}, Removed: []*Ban{}, Changed: []Change{}}
-	used := make([]bool, len(proposed))
-	first := func(match func(*Ban) bool) int {
-		for i, p := range proposed {
-			if !used[i] && match(p) {
-				return i
-			}
-		}
-		return -1
+	all := make([]int, len(proposed))
+	for i := range all {
+		all[i] = i
 	}
-	var rest []*Ban
-	for _, a := range actual {
-		if i := first(a.same); i >= 0 {
-			used[i] = true
-			continue
-		}
-		rest = append(rest, a)
-	}
-	for _, a := range rest {
-		if i := first(a.overlaps); i >= 0 {
-			used[i] = true
-			d.Changed = append(d.Changed, Change{Actual: a, Proposed: proposed[i]})
-			continue
-		}
-		d.Removed = append(d.Removed, a)
-	}
-	for i, p := range proposed {
-		if !used[i] {
-			d.Added = append(d.Added, p)
-		}
-	}
-	return d
+	return pairUp(actual, proposed, func(*Ban) []int { return all })
 }
 
 // TestDiffPairsBansAsAFullScanDoes compares diff, which compares a ban

@@ -167,22 +167,30 @@ func runResult(all []*Ban, w Window) RunResult {
 // bans on its own key: the cost follows the bans a key holds, not all of
 // the run's.
 func diff(actual, proposed []*Ban) Diff {
-	d := Diff{Added: []*Ban{}, Removed: []*Ban{}, Changed: []Change{}}
-	used := make([]bool, len(proposed))
 	onKey := map[domain.Key][]int{} // indexes into proposed, in its order
 	for i, p := range proposed {
 		onKey[p.key()] = append(onKey[p.key()], i)
 	}
+	return pairUp(actual, proposed, func(a *Ban) []int { return onKey[a.key()] })
+}
+
+// pairUp matches each actual ban with the first unused proposed ban among
+// its candidates (indexes into proposed, in order) that is the same ban,
+// then the rest with the first that overlaps it; what is left on either
+// side was removed or added.
+func pairUp(actual, proposed []*Ban, candidates func(*Ban) []int) Diff {
+	d := Diff{Added: []*Ban{}, Removed: []*Ban{}, Changed: []Change{}}
+	used := make([]bool, len(proposed))
 	var rest []*Ban
 	for _, a := range actual {
-		if i := pick(proposed, onKey[a.key()], used, a.same); i >= 0 {
+		if i := pick(proposed, candidates(a), used, a.same); i >= 0 {
 			used[i] = true
 			continue
 		}
 		rest = append(rest, a)
 	}
 	for _, a := range rest {
-		if i := pick(proposed, onKey[a.key()], used, a.overlaps); i >= 0 {
+		if i := pick(proposed, candidates(a), used, a.overlaps); i >= 0 {
 			used[i] = true
 			d.Changed = append(d.Changed, Change{Actual: a, Proposed: proposed[i]})
 			continue
