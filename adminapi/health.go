@@ -3,7 +3,6 @@ package adminapi
 import (
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/airouter/airouter/domain"
@@ -157,7 +156,16 @@ func (a *API) serveHealth(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	h := a.health(a.current(), a.now().UTC(), f)
+	if !f.on() {
+		a.writeWholeHealth(w, a.current(), a.now().UTC())
+		return
+	}
+	writeHealth(w, a.health(a.current(), a.now().UTC(), f))
+}
+
+// writeHealth answers with the document h built whole: 503 when no
+// credential is usable.
+func writeHealth(w http.ResponseWriter, h Health) {
 	status := http.StatusOK
 	if h.Status == StatusUnhealthy {
 		status = http.StatusServiceUnavailable
@@ -173,6 +181,44 @@ func (a *API) Health() Health {
 // health judges snap at now, showing the entries f keeps (all for the
 // zero filter); the status and counts are the whole pool's.
 func (a *API) health(snap *projections.Snapshot, now time.Time, f healthFilter) Health {
+	h := a.healthBase(snap, now)
+	// A credential is usable when one of its known pairs is not banned, or
+	// when it has no known pair and no ban: /health answers 503 only when
+	// none is, even though credentials_available counts only credentials
+	// without any ban.
+	pairsOf, openPairs := map[string]int{}, map[string]int{}
+	shown, omitted := a.knownPairs(snap, now, f)
+	h.ModelsOmitted = len(omitted)
+	for _, k := range omitted {
+		pairsOf[k.Credential]++
+		if !snap.Pair(k, now).Banned {
+			openPairs[k.Credential]++
+		}
+	}
+	var rd projections.PairRead
+	for _, p := range shown {
+		snap.ReadPair(p.Key(), now, &rd)
+		m := a.modelHealth(p, rd.View(), a.watchedCounts(p.Credential, rd.Counts))
+		h.Models[p.Credential+":"+p.Model] = m
+		pairsOf[p.Credential]++
+		if !m.IsBanned {
+			openPairs[p.Credential]++
+		}
+		a.sumBannedCounts(&h, p, &rd)
+	}
+	if f.on() {
+		h.Status = a.poolStatus(h, snap, now)
+	} else {
+		h.Status = a.status(h, pairsOf, openPairs)
+	}
+	f.apply(&h)
+	return h
+}
+
+// healthBase is the document for snap at now without its per-pair entries
+// (Models empty, ModelsOmitted 0), its credentials' banned error counts
+// and its status: the parts that do not walk every known pair.
+func (a *API) healthBase(snap *projections.Snapshot, now time.Time) Health {
 	h := Health{
 		Time:             now,
 		TotalCredentials: len(a.cf().creds),
@@ -188,56 +234,6 @@ func (a *API) health(snap *projections.Snapshot, now time.Time, f healthFilter) 
 		}
 	}
 	a.credentialsHealth(&h, snap, now)
-	// A credential is usable when one of its known pairs is not banned, or
-	// when it has no known pair and no ban: /health answers 503 only when
-	// none is, even though credentials_available counts only credentials
-	// without any ban.
-	pairsOf, openPairs := map[string]int{}, map[string]int{}
-	shown, omitted := a.knownPairs(snap, now, f)
-	h.ModelsOmitted = len(omitted)
-	for _, k := range omitted {
-		pairsOf[k.Credential]++
-		if !snap.Pair(k, now).Banned {
-			openPairs[k.Credential]++
-		}
-	}
-	for _, p := range shown {
-		c := a.cf().byName[p.Credential]
-		pv := snap.Pair(p.Key(), now)
-		m := ModelHealth{
-			Credential: p.Credential, Model: p.Model, IsBanned: pv.Banned,
-			Weight:   weight(p.Weight, weight(c.Weight, 1)),
-			LimitRPM: limit(p.RPM), LimitTPM: limit(p.TPM),
-			ErrorCodeCounts: a.watchedCounts(p.Credential, pv.ErrorCodeCounts),
-			BanOrigin:       pv.BanOrigin, BanReason: pv.BanReason, BanUntil: pv.BanUntil,
-			CooldownUntil: pv.CooldownUntil, BenchedUntil: pv.BenchedUntil,
-			WouldBan: pv.WouldBan, WouldBanReason: pv.WouldBanReason, WouldBanUntil: pv.WouldBanUntil,
-		}
-		m.CurrentRPM, m.CurrentTPM = a.usage(p.Credential, p.Model)
-		h.Models[p.Credential+":"+p.Model] = m
-		pairsOf[p.Credential]++
-		if !m.IsBanned {
-			openPairs[p.Credential]++
-		}
-		if pv.Banned && pv.BanModel == p.Model && len(m.ErrorCodeCounts) > 0 {
-			// A credential's error counts are the sum over its pairs
-			// that hold their own ban.
-			ch := h.Credentials[p.Credential]
-			if ch.BannedErrorCounts == nil {
-				ch.BannedErrorCounts = map[string]int{}
-			}
-			for code, n := range m.ErrorCodeCounts {
-				ch.BannedErrorCounts[code] += n
-			}
-			h.Credentials[p.Credential] = ch
-		}
-	}
-	if f.on() {
-		h.Status = a.poolStatus(h, snap, now)
-	} else {
-		h.Status = a.status(h, pairsOf, openPairs)
-	}
-	f.apply(&h)
 	return h
 }
 
@@ -285,7 +281,7 @@ func (a *API) knownPairs(snap *projections.Snapshot, now time.Time, f healthFilt
 	cf := a.cf()
 	seen := map[domain.Key]bool{} // the learned pairs config does not list
 	usable := func(k domain.Key) bool {
-		return f.pair(k.Credential, k.Model) && cf.showable(k) && !cf.knownKeys[k] && !seen[k]
+		return f.pair(k.Credential, k.Model) && !cf.knownKeys[k] && cf.showable(k) && !seen[k]
 	}
 	learned := a.learnedPairs(cf)
 	if !f.on() { // a filtered document shows few of them
@@ -324,24 +320,6 @@ func (a *API) knownPairs(snap *projections.Snapshot, now time.Time, f healthFilt
 	}
 	slices.SortFunc(shown, func(x, y Pair) int { return x.Key().Compare(y.Key()) })
 	return shown, logPairs[n:]
-}
-
-// watchedCounts keeps the counters of the codes Fail2Ban watches for the
-// credential (all of them without a Watched func).
-func (a *API) watchedCounts(cred string, counts map[string]int) map[string]int {
-	if a.cf().watched == nil || len(counts) == 0 {
-		return counts
-	}
-	var out map[string]int
-	for code, n := range counts {
-		if c, err := strconv.Atoi(code); err == nil && a.cf().watched(cred, c) {
-			if out == nil {
-				out = map[string]int{}
-			}
-			out[code] = n
-		}
-	}
-	return out
 }
 
 func (a *API) logHealth(snap *projections.Snapshot) LogHealth {

@@ -173,6 +173,7 @@ func (s *State) applyBan(b domain.Ban, id string, at time.Time, ch *Change) bool
 		}
 		c.wild = imposed(c.wild, id, b, at, ch)
 		s.touchCred(c)
+		s.recapCred(c)
 		return true
 	}
 	p := s.pair(c, b.Model)
@@ -181,6 +182,7 @@ func (s *State) applyBan(b domain.Ban, id string, at time.Time, ch *Change) bool
 	}
 	p.ban = imposed(p.ban, id, b, at, ch)
 	s.touchPair(p)
+	s.recap(c, p)
 	return true
 }
 
@@ -269,6 +271,7 @@ func (s *State) applyUnban(u domain.Unban, at time.Time, ch *Change) bool {
 func (s *State) liftWildcard(c *credRec) {
 	c.wild = nil
 	s.touchCred(c)
+	s.recapCred(c)
 	s.resetAllCounts(c)
 }
 
@@ -276,6 +279,7 @@ func (s *State) liftPair(p *pairRec) {
 	s.used(p)
 	p.ban, p.probe = nil, nil
 	s.touchPair(p)
+	s.recap(s.creds[p.cred], p)
 	s.resetCounts(p)
 }
 

@@ -51,7 +51,7 @@ type checkpointCred struct {
 
 type checkpointPair struct {
 	Model    string      `json:"model"`
-	Counts   map[int]int `json:"counts,omitempty"`
+	Counts   countObject `json:"counts,omitzero"`
 	Streak   uint64      `json:"streak_seq,omitempty"`
 	StreakIx uint32      `json:"streak_index,omitempty"`
 	// Last and LastIx are the log position of the last event folded on
@@ -156,11 +156,12 @@ func (s *State) restoreCred(cc checkpointCred) error {
 		}
 		p := s.newPair(c, cp.Model)
 		p.last = domain.Pos{Seq: cp.Last, Index: cp.LastIx}
-		if len(cp.Counts) > 0 {
-			p.counts, p.streak = cp.Counts, domain.Pos{Seq: cp.Streak, Index: cp.StreakIx}
+		if len(cp.Counts.byCode) > 0 {
+			p.counts, p.streak = cp.Counts.byCode, domain.Pos{Seq: cp.Streak, Index: cp.StreakIx}
 		}
 		if cp.Ban != nil {
 			p.ban = newBanRec(cp.Ban.ID, cp.Ban.Ban)
+			s.recap(c, p)
 		}
 		if cp.Cooldown != nil {
 			p.cooldown = newCooldownRec(*cp.Cooldown)

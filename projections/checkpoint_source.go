@@ -25,7 +25,14 @@ import (
 
 // checkpointCreds yields each credential's own record with its pairs, in
 // name order, the pairs in model order.
-type checkpointCreds = iter.Seq2[*credRec, iter.Seq[*pairRec]]
+type checkpointCreds = iter.Seq2[*credRec, checkpointPairs]
+
+// checkpointPairs are a credential's n pair records (all): the count sizes
+// the checkpoint's list of them at once.
+type checkpointPairs struct {
+	n   int
+	all iter.Seq[*pairRec]
+}
 
 // Checkpoint is a published snapshot with the last uses of the pair
 // records it holds out of date: everything a checkpoint at the snapshot's
@@ -120,9 +127,9 @@ func (c *Checkpoint) MarshalCheckpoint() ([]byte, error) {
 		}
 		lasts[l.cred][l.model] = l.last
 	}
-	creds := func(yield func(*credRec, iter.Seq[*pairRec]) bool) {
+	creds := func(yield func(*credRec, checkpointPairs) bool) {
 		for fc := range values(c.snap.creds) {
-			if !yield(&fc.credRec, withLasts(values(fc.pairs), lasts[fc.name])) {
+			if !yield(&fc.credRec, checkpointPairs{size(fc.pairs), withLasts(values(fc.pairs), lasts[fc.name])}) {
 				return
 			}
 		}
@@ -152,10 +159,10 @@ func withLasts(pairs iter.Seq[*pairRec], lasts map[string]domain.Pos) iter.Seq[*
 
 // stateCheckpointCreds walks the state's credentials and pairs in sorted
 // key order.
-func (s *State) stateCheckpointCreds(yield func(*credRec, iter.Seq[*pairRec]) bool) {
+func (s *State) stateCheckpointCreds(yield func(*credRec, checkpointPairs) bool) {
 	for _, name := range sortedKeys(s.creds) {
 		c := s.creds[name]
-		if !yield(c, sortedValues(c.pairs)) {
+		if !yield(c, checkpointPairs{len(c.pairs), sortedValues(c.pairs)}) {
 			return
 		}
 	}
@@ -182,8 +189,9 @@ func marshalCheckpoint(h *Snapshot, nCreds int, creds checkpointCreds, nModels i
 		Credentials: make([]checkpointCred, 0, nCreds),
 		Models:      make([]checkpointModel, 0, nModels),
 	}
+	var counts []byte // every pair's counts, encoded (countObject)
 	for c, pairs := range creds {
-		cc := checkpointCred{Name: c.name, Wildcard: checkpointBanOf(c.wild), Pairs: []checkpointPair{}}
+		cc := checkpointCred{Name: c.name, Wildcard: checkpointBanOf(c.wild), Pairs: make([]checkpointPair, 0, pairs.n)}
 		if c.cooldown != nil {
 			cd := c.cooldown.cd
 			cc.Cooldown = &cd
@@ -191,8 +199,8 @@ func marshalCheckpoint(h *Snapshot, nCreds int, creds checkpointCreds, nModels i
 		if r := openCredProbe(c); r != nil {
 			cc.Probe = &checkpointProbe{Claim: r.claim, At: r.at}
 		}
-		for p := range pairs {
-			cc.Pairs = append(cc.Pairs, checkpointPairOf(p))
+		for p := range pairs.all {
+			cc.Pairs = append(cc.Pairs, checkpointPairOf(p, &counts))
 		}
 		doc.Credentials = append(doc.Credentials, cc)
 	}
@@ -212,12 +220,12 @@ func marshalCheckpoint(h *Snapshot, nCreds int, creds checkpointCreds, nModels i
 }
 
 // checkpointPairOf is the pair's record, a state's or a snapshot's, as a
-// checkpoint holds it.
-func checkpointPairOf(p *pairRec) checkpointPair {
+// checkpoint holds it; its counts are encoded at the end of *counts.
+func checkpointPairOf(p *pairRec, counts *[]byte) checkpointPair {
 	cp := checkpointPair{Model: p.model, Last: p.last.Seq, LastIx: p.last.Index,
 		Ban: checkpointBanOf(p.ban), Probe: checkpointProbeOf(p), Guards: checkpointGuardsOf(p.guards)}
-	if counts := p.countsByCode(); len(counts) > 0 {
-		cp.Counts, cp.Streak, cp.StreakIx = counts, p.streak.Seq, p.streak.Index
+	if c := p.codeCounts(); c.Len() > 0 {
+		cp.Counts, cp.Streak, cp.StreakIx = encodedCounts(c, counts), p.streak.Seq, p.streak.Index
 	}
 	if p.cooldown != nil {
 		cd := p.cooldown.cd
@@ -226,15 +234,39 @@ func checkpointPairOf(p *pairRec) checkpointPair {
 	return cp
 }
 
-// countsByCode is the pair's failures per status code: the state's map,
-// or one made from a snapshot's frozen counts; nil when there are none.
-func (p *pairRec) countsByCode() map[int]int {
-	if len(p.counts) > 0 || len(p.frozenCounts) == 0 {
-		return p.counts
+// countObject is a pair's failures per status code in a checkpoint: an
+// object keyed by code, as encoding/json writes a map[int]int. A
+// checkpoint being written holds it encoded (a stretch of one
+// buffer shared by the checkpoint's pairs, so writing a checkpoint builds
+// no map and makes no allocation per counted pair); one read holds it
+// decoded (byCode). The zero value holds none and is left out.
+type countObject struct {
+	encoded []byte
+	byCode  map[int]int
+}
+
+// encodedCounts appends c's object to *buf and holds it.
+func encodedCounts(c CodeCounts, buf *[]byte) countObject {
+	n := len(*buf)
+	*buf = c.AppendJSON(*buf, nil)
+	return countObject{encoded: (*buf)[n:len(*buf):len(*buf)]}
+}
+
+// IsZero reports whether it holds no counts (omitzero: the field is left
+// out, as omitempty left out an empty map).
+func (o *countObject) IsZero() bool { return len(o.encoded) == 0 && len(o.byCode) == 0 }
+
+// MarshalJSON writes the counts held. IsZero and MarshalJSON are pointer
+// methods: encoding/json calls them on the pair's field in place (a
+// slice's element), without copying it to the heap.
+func (o *countObject) MarshalJSON() ([]byte, error) {
+	if o.encoded != nil {
+		return o.encoded, nil
 	}
-	m := make(map[int]int, len(p.frozenCounts))
-	for _, c := range p.frozenCounts {
-		m[c.code] = c.n
-	}
-	return m
+	return CodeCounts{byCode: o.byCode}.AppendJSON(nil, nil), nil
+}
+
+// UnmarshalJSON reads the object as encoding/json reads a map[int]int.
+func (o *countObject) UnmarshalJSON(b []byte) error {
+	return json.Unmarshal(b, &o.byCode)
 }

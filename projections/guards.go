@@ -121,18 +121,17 @@ func (p *pairRec) shadowAt(t int64) *banRec {
 
 // modelBans counts the pairs of model the state holds and how many of them
 // are banned at t (their own ban or their credential's wildcard ban), for
-// the ejection cap.
+// the ejection cap. It reads the model's held bans (capcount.go), not its
+// pairs.
 func (s *State) modelBans(model string, t int64) (pairs, banned int) {
-	for c, p := range s.pairsOf[model] {
-		pairs++
-		if c.wild.activeAt(t) || p.ban.activeAt(t) {
-			banned++
-		}
+	if m := s.caps[model]; m != nil {
+		banned = m.count(t)
 	}
-	return pairs, banned
+	return len(s.pairsOf[model]), banned
 }
 
-// indexPair and unindexPair keep pairsOf as records come and go.
+// indexPair and unindexPair keep pairsOf, and the cap's held bans, as
+// records come and go.
 func (s *State) indexPair(c *credRec, p *pairRec) {
 	m := s.pairsOf[p.model]
 	if m == nil {
@@ -140,6 +139,7 @@ func (s *State) indexPair(c *credRec, p *pairRec) {
 		s.pairsOf[p.model] = m
 	}
 	m[c] = p
+	s.recap(c, p)
 }
 
 func (s *State) unindexPair(c *credRec, p *pairRec) {
@@ -148,6 +148,7 @@ func (s *State) unindexPair(c *credRec, p *pairRec) {
 		if len(m) == 0 {
 			delete(s.pairsOf, p.model)
 		}
+		s.recap(c, p)
 	}
 }
 

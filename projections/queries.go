@@ -3,7 +3,6 @@ package projections
 import (
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/airouter/airouter/domain"
@@ -129,46 +128,14 @@ func reportedOver(a, b *banRec) bool {
 	return !a.perm && a.until > b.until
 }
 
-// Pair is the view of one pair at now. A pair the log never named still
-// shows its credential's wildcard ban and its model's bench.
+// Pair is the view of one pair at now: ReadPair's, with its own counts
+// and times. A pair the log never named still shows its credential's
+// wildcard ban and its model's bench.
 func (s *Snapshot) Pair(key domain.Key, now time.Time) PairView {
-	t := nanos(now)
-	v := PairView{Credential: key.Credential, Model: key.Model}
-	if c := lookup(s.creds, key.Credential); c != nil {
-		ban := activeBan(c.wild, t)
-		if p := lookup(c.pairs, key.Model); p != nil {
-			if len(p.frozenCounts) > 0 {
-				v.ErrorCodeCounts = make(map[string]int, len(p.frozenCounts))
-				for _, c := range p.frozenCounts {
-					v.ErrorCodeCounts[strconv.Itoa(c.code)] = c.n
-				}
-			}
-			if b := activeBan(p.ban, t); b != nil {
-				ban = b
-				v.Probe = probeView(p)
-			}
-			if cd := p.cooldown; cd != nil && cd.until > t {
-				u := cd.cd.Until
-				v.CooldownUntil = &u
-			}
-			if sb := p.shadowAt(t); sb != nil {
-				v.WouldBan, v.WouldBanReason, v.WouldBanUntil = true, sb.ban.Reason, banView(sb).Until
-			}
-		}
-		if cd := c.cooldown; cd != nil && cd.until > t && (v.CooldownUntil == nil || cd.cd.Until.After(*v.CooldownUntil)) {
-			u := cd.cd.Until
-			v.CooldownUntil = &u
-		}
-		if ban != nil {
-			bv := banView(ban)
-			v.Banned, v.BanModel, v.BanOrigin, v.BanReason = true, bv.Model, bv.Origin, bv.Reason
-			v.BanErrorCode, v.BanPermanent, v.BanUntil = bv.ErrorCode, bv.Permanent, bv.Until
-		}
-	}
-	if m := lookup(s.models, key.Model); m != nil && m.bench != nil && m.bench.until > t {
-		u := m.bench.bench.Until
-		v.BenchedUntil = &u
-	}
+	var r PairRead
+	s.readPair(key, now, &r)
+	v := r.View()
+	v.ErrorCodeCounts = r.Counts.Map(nil)
 	return v
 }
 

@@ -40,6 +40,10 @@ type State struct {
 	// ejection cap's count of a model's pairs (modelBans); derived from
 	// creds, kept by indexPair and unindexPair.
 	pairsOf map[string]map[*credRec]*pairRec
+	// caps holds, by model, the pair records banned by their own or
+	// their credential's wildcard ban, for modelBans (capcount.go);
+	// derived from creds, kept by recap.
+	caps map[string]*modelCap
 	// claims counts the probe claims folded and kept (ClaimsFolded);
 	// not part of what a checkpoint keeps.
 	claims uint64
