@@ -43,11 +43,17 @@ const credShards = 64
 // allocates nothing and is the same in every index, so a full rebuild and
 // an incremental one place each credential alike.
 func shardOf(name string) int {
-	h := uint32(2166136261)
-	for i := 0; i < len(name); i++ {
-		h = (h ^ uint32(name[i])) * 16777619
+	return int(fnvString(fnvOffset, name) % credShards)
+}
+
+// fnvOffset starts an FNV-1a hash; fnvString continues hash h over s.
+const fnvOffset uint32 = 2166136261
+
+func fnvString(h uint32, s string) uint32 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint32(s[i])) * 16777619
 	}
-	return int(h % credShards)
+	return h
 }
 
 // cred is the entry of the credential named, nil when it has none.

@@ -29,16 +29,29 @@ func (s *Snapshot) dueProbes(now time.Time, pol domain.RecoveryPolicy, replica s
 		if c == nil { // the index names only the snapshot's credentials
 			return
 		}
-		ev, ok := dueCredProbe(&c.credRec, now, pol, replica)
+		var p *pairRec
 		if k.model != "" {
-			ev, ok = duePairProbe(&c.credRec, lookup(c.pairs, k.model), lookup(s.models, k.model), now, pol, replica)
+			p = lookup(c.pairs, k.model)
 		}
-		if ok {
+		if ev, ok := s.dueHold(c, p, k.model != "", now, pol, replica); ok {
 			out = append(out, ev)
 		}
 	})
 	sortProbes(out)
 	return out, read
+}
+
+// dueHold is the probe claim due on a hold: the pair's ban when pair (a
+// pair the snapshot does not hold, p nil, has none), else the
+// credential's auth cooldown.
+func (s *Snapshot) dueHold(c *frozenCred, p *pairRec, pair bool, now time.Time, pol domain.RecoveryPolicy, replica string) (domain.Event, bool) {
+	switch {
+	case !pair:
+		return dueCredProbe(&c.credRec, now, pol, replica)
+	case p == nil:
+		return domain.Event{}, false
+	}
+	return duePairProbe(&c.credRec, p, lookup(s.models, p.model), now, pol, replica)
 }
 
 // scanDueProbes is DueProbes read from every credential and its held
@@ -48,11 +61,7 @@ func (s *Snapshot) scanDueProbes(now time.Time, pol domain.RecoveryPolicy, repli
 	read := 0
 	for c, p := range s.heldPairs() { // a pair with no ban has no probe
 		read++
-		ev, ok := dueCredProbe(&c.credRec, now, pol, replica)
-		if p != nil {
-			ev, ok = duePairProbe(&c.credRec, p, lookup(s.models, p.model), now, pol, replica)
-		}
-		if ok {
+		if ev, ok := s.dueHold(c, p, p != nil, now, pol, replica); ok {
 			out = append(out, ev)
 		}
 	}

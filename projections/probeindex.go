@@ -11,9 +11,8 @@ import (
 // probeIndex orders the snapshot's probed holds (every automatic pair ban,
 // every auth cooldown of a credential) by the earliest time their next
 // probe can be due, so the prober's tick (DueProbes, every second) reads
-// the holds due and stops at the first that is not, instead of walking
-// every credential and held pair: a tick finding nothing due reads a few
-// tree paths.
+// the holds due and stops at the first that is not: a tick finding
+// nothing due reads a few tree paths, not the credentials and held pairs.
 //
 // The due time of a hold depends on the recovery policy the caller passes
 // (its base plus Gap of its interval), so the index keys each hold by what
@@ -71,19 +70,17 @@ func (k probeKey) compare(o probeKey) int {
 }
 
 func (k probeKey) hash() uint32 {
-	h := fnv(fnv(2166136261, k.cred), k.model)
+	h := fnv(fnv(fnvOffset, k.cred), k.model)
 	for i := range 8 {
 		h = (h ^ uint32(byte(k.at>>(8*i)))) * 16777619
 	}
 	return h
 }
 
-// fnv continues FNV-1a hash h over s.
+// fnv continues FNV-1a hash h over s and a terminator, so ("ab","c")
+// and ("a","bc") differ.
 func fnv(h uint32, s string) uint32 {
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint32(s[i])) * 16777619
-	}
-	return (h ^ 0xff) * 16777619 // ends s, so ("ab","c") and ("a","bc") differ
+	return (fnvString(h, s) ^ 0xff) * 16777619
 }
 
 // modelCred names a pair with a probed ban by its model first.
@@ -96,7 +93,7 @@ func (k modelCred) compare(o modelCred) int {
 	return strings.Compare(k.cred, o.cred)
 }
 
-func (k modelCred) hash() uint32 { return fnv(fnv(2166136261, k.model), k.cred) }
+func (k modelCred) hash() uint32 { return fnv(fnv(fnvOffset, k.model), k.cred) }
 
 func (modelCred) end() int64 { return math.MaxInt64 }
 

@@ -86,8 +86,8 @@ func probeEntries(ix probeIndex) []probeEntry {
 }
 
 // The prober's answer read from the probe index is the answer of a walk
-// of every credential and held pair (scanDueProbes, the rule DueProbes
-// applied before the index): the same claims in the same order, at the
+// of every credential and held pair (scanDueProbes, the reference rule):
+// the same claims in the same order, at the
 // times of the events, a little and long after, under every policy; and
 // the index Live keeps by redoing the entries a swap touched is the one a
 // full rebuild gives.
@@ -223,8 +223,7 @@ func benchPool(creds int) (*Live, uint64) {
 // entries of its model's probed bans, and shares every credential's block
 // index entries with the snapshot before: no shard is copied, and the
 // bytes a bench and its unbench allocate are about the same at 200 and
-// at 4,000 credentials (a rebuild of every credential's entries allocated
-// about 20 times as much at 4,000).
+// at 4,000 credentials.
 func TestABenchSwapDoesNotGrowWithThePool(t *testing.T) {
 	perSwap := func(creds int) uint64 {
 		live, seq := benchPool(creds)

@@ -4,8 +4,8 @@ package projections
 // the nodes on the path to the key, O(log n) expected, and share every
 // other node with the tree they were given, so a snapshot's probe index
 // (probeindex.go) costs a swap the entries it changed. A key's priority is
-// a hash of the key, so a set of keys has one shape whatever order it was
-// built in. Each node keeps the latest end of the keys below it, so a walk
+// a hash of the key, so the tree's shape depends on its keys, not on the
+// order they came in (but for keys whose hashes tie). Each node keeps the latest end of the keys below it, so a walk
 // skips the subtrees whose keys have all ended. The nil tree is empty.
 type probeTree[K treeKey[K]] struct {
 	key         K

@@ -58,7 +58,6 @@ func BenchmarkWhatifPoolSize(b *testing.B) {
 			}
 			shorter := recorded
 			shorter.Default.Duration = time.Second
-			b.ResetTimer()
 			for b.Loop() {
 				if res := runLog(b, Options{Policy: shorter}, rec.log); len(res.Diff.Changed)+len(res.Diff.Added) == 0 {
 					b.Fatal("no change")

@@ -75,12 +75,15 @@ type fold struct {
 	// changed, when the next one is built from it (SnapshotAfter).
 	snap  *projections.Snapshot
 	stale bool
-	// ends queues the open bans that end, earliest first.
-	ends banEnds
+	// sweeps is set for the proposed run, which ends its own bans (the
+	// actual run folds the recorded lifts); ends then queues the open bans
+	// that end, earliest first.
+	sweeps bool
+	ends   banEnds
 }
 
-func newFold(start *projections.State) *fold {
-	return &fold{state: start, open: map[domain.Key]*Ban{}, benches: map[string][]time.Time{}}
+func newFold(start *projections.State, sweeps bool) *fold {
+	return &fold{state: start, sweeps: sweeps, open: map[domain.Key]*Ban{}, benches: map[string][]time.Time{}}
 }
 
 // New starts a run from start, the state as recorded just before the
@@ -98,7 +101,7 @@ func New(opt Options, start *projections.State) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{opt: opt, actual: newFold(start), proposed: newFold(twin), served: map[string][]string{}, seen: map[domain.Key]bool{}}
+	r := &Run{opt: opt, actual: newFold(start, false), proposed: newFold(twin, true), served: map[string][]string{}, seen: map[domain.Key]bool{}}
 	snap := start.Snapshot()
 	for model, b := range snap.Benched(opt.From) {
 		for _, f := range []*fold{r.actual, r.proposed} {
@@ -261,7 +264,7 @@ func (f *fold) noteOpen(b *Ban) {
 	}
 	f.bans = append(f.bans, b)
 	f.open[b.key()] = b
-	if !b.Permanent && b.Until != nil {
+	if f.sweeps && !b.Permanent && b.Until != nil {
 		heap.Push(&f.ends, b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -120,13 +121,15 @@ func (p *proc) cpu() float64 {
 	return (utime + stime) / 100
 }
 
-// syscalls is how many read and write system calls the process has made
-// (syscr and syscw of /proc/<pid>/io): the socket reads and writes a
-// request costs, counted exactly where CPU time is sampled.
+// syscalls is how many read-family and write-family system calls the
+// process has made (syscr and syscw of /proc/<pid>/io): its sockets'
+// reads and writes, and for airouter also the embedded log's file and
+// connections. NaN where the counters cannot be read, which the tables
+// print as "-".
 func (p *proc) syscalls() (reads, writes float64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", p.pid()))
 	if err != nil {
-		return 0, 0
+		return math.NaN(), math.NaN()
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "syscr: "); ok {

@@ -136,9 +136,11 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, rq *reques
 
 // newBodyReader is a request body over bytes the proxy owns. It is a
 // NopCloser over a bytes.Reader because net/http recognises that shape as
-// a body already in memory: it then writes the request's headers and body
-// to the connection in one write, where with any other reader it flushes
-// the headers first and sends the body in a second write.
+// a body already in memory: it then buffers the request's headers and the
+// body's start together (the transport's 4 KB write buffer), so a request
+// that fits leaves in one write and a larger one in the buffer's write
+// and one for the rest; with any other reader it flushes the headers in
+// a write of their own first.
 func newBodyReader(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
 
 // writeUpstream answers the client with an upstream response read in full.

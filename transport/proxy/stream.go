@@ -30,7 +30,8 @@ const (
 // its headers with the first content).
 // From the first byte on the stream is committed: chunks are relayed and
 // flushed as they come, and a failure ends the stream with an SSE error
-// event.
+// event. A read that also ended the stream is written but not flushed: its
+// bytes leave with the stream's end (or its error event) in one write.
 func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop,
 	resp *http.Response, ctx context.Context, cancel context.CancelCauseFunc) bool {
 	defer resp.Body.Close()
@@ -85,9 +86,6 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 			keep = rq.conf.secrets.held(chunk)
 		}
 		if out := rq.conf.secrets.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
-			// A read that also ended the stream is not flushed here: its
-			// bytes go out with the stream's end (or its error event) in
-			// one write when the handler returns.
 			_, werr := w.Write(out)
 			if werr == nil && err == nil {
 				if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {

@@ -93,10 +93,12 @@ func TestStreamEndGoesOutWithItsLastChunk(t *testing.T) {
 	}
 }
 
-// TestUpstreamRequestIsOneWrite holds the proxy to one socket write for a
-// request to an upstream: its headers and its body leave together, not
-// the headers flushed first and the body after them.
-func TestUpstreamRequestIsOneWrite(t *testing.T) {
+// TestUpstreamRequestWritesItsHeadersWithItsBody holds the proxy to
+// sending a request's headers with its body: a request that fits the
+// transport's 4 KB write buffer is one socket write where flushing the
+// headers on their own made it two, and a 20 KB one stays at two (the
+// buffer, then the rest).
+func TestUpstreamRequestWritesItsHeadersWithItsBody(t *testing.T) {
 	up := newUpstream(t)
 	f := newFixture(t, []Credential{cred("a", up)}, routesFor("gpt-4o", "a"), nil)
 	var writes atomic.Int64
@@ -108,16 +110,20 @@ func TestUpstreamRequestIsOneWrite(t *testing.T) {
 		}
 		return writeCountingConn{Conn: c, writes: &writes}, nil
 	}
-	const chat = `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`
-	for i := range 3 {
+	for _, c := range []struct {
+		content string
+		writes  int64
+	}{{"hi", 1}, {"hi", 1}, {strings.Repeat("long history ", 1500), 2}} {
+		chat := `{"model":"gpt-4o","messages":[{"role":"user","content":"` + c.content + `"}]}`
+		before := writes.Load()
 		if resp, body := f.post("/v1/chat/completions", chat); resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, body)
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
 		}
-		if n := writes.Load(); n != int64(i+1) {
-			t.Fatalf("%d writes to the upstream after %d requests, want %d", n, i+1, i+1)
+		if n := writes.Load() - before; n != c.writes {
+			t.Errorf("a %d-byte request took %d writes to the upstream, want %d", len(chat), n, c.writes)
 		}
-	}
-	if got := up.requests()[2].body; string(got) != chat {
-		t.Errorf("the upstream got %q, want %q", got, chat)
+		if got := up.requests()[up.count()-1].body; string(got) != chat {
+			t.Errorf("the upstream got %d bytes, want the %d sent", len(got), len(chat))
+		}
 	}
 }
