@@ -41,6 +41,13 @@ func mixedPool(r *rig) {
 			Credentials: []string{"openai-1", "openai-2"}, Reason: "4 failures on 2 credentials within 1m (last: 503)", CauseSeq: 20}})
 }
 
+// allBannedPool is mixedPool with every pair banned: /health is 503.
+func allBannedPool(r *rig) {
+	mixedPool(r)
+	r.admin("POST", "/api/ban", `{"credential":"openai-2","model":"gpt-4o","ttl":"1h"}`, 200)
+	r.admin("POST", "/api/ban", `{"credential":"relay"}`, 200)
+}
+
 func TestHealthGolden(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -49,11 +56,7 @@ func TestHealthGolden(t *testing.T) {
 	}{
 		{"fresh", func(*rig) {}, 200},
 		{"mixed", mixedPool, 200},
-		{"all-banned", func(r *rig) {
-			mixedPool(r)
-			r.admin("POST", "/api/ban", `{"credential":"openai-2","model":"gpt-4o","ttl":"1h"}`, 200)
-			r.admin("POST", "/api/ban", `{"credential":"relay"}`, 200)
-		}, 503},
+		{"all-banned", allBannedPool, 503},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"bytes"
-	"fmt"
 	"net/http"
 	"testing"
 )
@@ -13,43 +12,7 @@ import (
 // what /health allocates for the pool's bans does not grow with it.
 func countedRig(t *testing.T, creds, models int) *rig {
 	t.Helper()
-	cs := make([]Credential, creds)
-	pairs := make([]Pair, 0, creds*models)
-	for c := range cs {
-		cs[c] = Credential{Name: fmt.Sprintf("cred-%04d", c), Type: "openai"}
-		for m := range models {
-			pairs = append(pairs, Pair{Credential: cs[c].Name, Model: fmt.Sprintf("model-%03d", m)})
-		}
-	}
-	r := newRigEdit(t, func(d *Deps) { d.Credentials, d.ConfiguredPairs = cs, pairs })
-	at := r.clock.Now()
-	for i, p := range pairs {
-		for _, code := range []int{500, 429, 1000} {
-			if !r.log.Publish(outcome(fmt.Sprintf("o/%d/%d", i, code), p.Credential, p.Model, code, at)) {
-				t.Fatalf("the log dropped an outcome of pair %d", i)
-			}
-		}
-		if i%4096 == 4095 || i == len(pairs)-1 { // within the log's queue
-			if err := r.log.Flush(r.ctx); err != nil {
-				t.Fatalf("flush the outcomes: %v", err)
-			}
-		}
-	}
-	for i, p := range pairs {
-		if (i/models+i%models)%10 == 0 {
-			if _, err := r.log.PublishControl(r.ctx, autoBan(p.Credential, p.Model, 500, 3, at, 0, uint64(i+1))); err != nil {
-				t.Fatalf("publish a ban: %v", err)
-			}
-		}
-	}
-	last, err := r.log.LastSeq(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.live.WaitFor(r.ctx, last); err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return poolRig(t, creds, models, 0, []int{500, 429, 1000}, 0)
 }
 
 // The unfiltered /health allocates nothing per pair it walks (every pair

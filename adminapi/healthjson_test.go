@@ -100,11 +100,7 @@ func TestWholeHealthIsTheReferenceBytes(t *testing.T) {
 		{"mixed", nil, mixedPool, 200},
 		{"odd names", prefixed, func(r *rig) { mixedPool(r); oddNames(r) }, 200},
 		{"nothing watched", func(d *Deps) { prefixed(d); d.Watched = nil }, func(r *rig) { mixedPool(r); oddNames(r) }, 200},
-		{"all banned", nil, func(r *rig) {
-			mixedPool(r)
-			r.admin("POST", "/api/ban", `{"credential":"openai-2","model":"gpt-4o","ttl":"1h"}`, 200)
-			r.admin("POST", "/api/ban", `{"credential":"relay"}`, 200)
-		}, 503},
+		{"all banned", nil, allBannedPool, 503},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -141,17 +137,24 @@ func (w maxWrite) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
+// serveThrough serves r's admin API on 127.0.0.1, each response written
+// through the writer wrap makes of the server's.
+func serveThrough(t *testing.T, r *rig, wrap func(http.ResponseWriter) http.ResponseWriter) *httptest.Server {
+	h := r.api.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		h.ServeHTTP(wrap(w), req)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // The unfiltered /health goes to the client as it is written: on 2,000
 // pairs (a document of about 400 KB) no write carries more than a flush's
 // worth, and the client reads the document encoding/json writes.
 func TestWholeHealthStreams(t *testing.T) {
 	r := scaleRig(t, 20, 100)
 	var largest atomic.Int64
-	h := r.api.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.ServeHTTP(maxWrite{w, &largest}, req)
-	}))
-	t.Cleanup(srv.Close)
+	srv := serveThrough(t, r, func(w http.ResponseWriter) http.ResponseWriter { return maxWrite{w, &largest} })
 	status, hd, body := get(t, srv.URL+"/health")
 	_, _, want := get(t, referenceHealth(r))
 	if status != 200 || !bytes.Equal(body, want) {
@@ -188,11 +191,7 @@ func (w brokenAfter) Write(p []byte) (int, error) {
 func TestWholeHealthStopsWhenTheClientIsGone(t *testing.T) {
 	r := scaleRig(t, 20, 100)
 	var writes atomic.Int64
-	h := r.api.Handler()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		h.ServeHTTP(brokenAfter{w, &writes}, req)
-	}))
-	t.Cleanup(srv.Close)
+	srv := serveThrough(t, r, func(w http.ResponseWriter) http.ResponseWriter { return brokenAfter{w, &writes} })
 	status, _, body := get(t, srv.URL+"/health")
 	if status != 200 || len(body) == 0 || len(body) > healthFlushAt+4<<10 {
 		t.Fatalf("status %d with %d bytes, want 200 and the first write only", status, len(body))

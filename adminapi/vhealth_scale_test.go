@@ -15,34 +15,49 @@ import (
 
 // scaleRig is a rig on a pool of creds × models configured pairs
 // (cred-0000… × model-000…), every pair with a failed outcome (500) on the
-// log and a tenth of them banned ((c+m)%10 == 0), the pool
+// log and a tenth of them banned for an hour ((c+m)%10 == 0), the pool
 // transport/proxy's BenchmarkPoolScale builds.
 func scaleRig(t testing.TB, creds, models int) *rig {
+	t.Helper()
+	return poolRig(t, creds, models, 100, []int{500}, time.Hour)
+}
+
+// poolRig is a rig on a pool of creds × models configured pairs (each
+// credential with rpm), every pair with a failed outcome of each of codes
+// on the log and a tenth of them ((c+m)%10 == 0) under an automatic ban
+// of banFor (0: for good).
+func poolRig(t testing.TB, creds, models, rpm int, codes []int, banFor time.Duration) *rig {
 	t.Helper()
 	cs := make([]Credential, creds)
 	pairs := make([]Pair, 0, creds*models)
 	for c := range cs {
-		cs[c] = Credential{Name: fmt.Sprintf("cred-%04d", c), Type: "openai", RPM: 100}
+		cs[c] = Credential{Name: fmt.Sprintf("cred-%04d", c), Type: "openai", RPM: rpm}
 		for m := range models {
 			pairs = append(pairs, Pair{Credential: cs[c].Name, Model: fmt.Sprintf("model-%03d", m)})
 		}
 	}
 	r := newRigEdit(t, func(d *Deps) { d.Credentials, d.ConfiguredPairs = cs, pairs })
 	at := r.clock.Now()
+	published := 0
 	for i, p := range pairs {
-		if !r.log.Publish(outcome(fmt.Sprintf("o/%d", i), p.Credential, p.Model, 500, at)) {
-			t.Fatalf("the log dropped outcome %d", i)
-		}
-		// Within the log's queue (eventlog.DefaultQueueSize).
-		if i%16384 == 16383 || i == len(pairs)-1 {
-			if err := r.log.Flush(r.ctx); err != nil {
-				t.Fatalf("flush the outcomes: %v", err)
+		for _, code := range codes {
+			if !r.log.Publish(outcome(fmt.Sprintf("o/%d/%d", i, code), p.Credential, p.Model, code, at)) {
+				t.Fatalf("the log dropped an outcome of pair %d", i)
+			}
+			// Within the log's queue (eventlog.DefaultQueueSize).
+			if published++; published%16384 == 0 {
+				if err := r.log.Flush(r.ctx); err != nil {
+					t.Fatalf("flush the outcomes: %v", err)
+				}
 			}
 		}
 	}
+	if err := r.log.Flush(r.ctx); err != nil {
+		t.Fatalf("flush the outcomes: %v", err)
+	}
 	for i, p := range pairs {
 		if (i/models+i%models)%10 == 0 {
-			if _, err := r.log.PublishControl(r.ctx, autoBan(p.Credential, p.Model, 500, 3, at, time.Hour, uint64(i+1))); err != nil {
+			if _, err := r.log.PublishControl(r.ctx, autoBan(p.Credential, p.Model, 500, 3, at, banFor, uint64(i+1))); err != nil {
 				t.Fatalf("publish a ban: %v", err)
 			}
 		}
