@@ -14,19 +14,35 @@ import (
 // Writer sends each write to t.Log, without its trailing newline, until
 // the test ends. Later writes, from goroutines that outlive the test (a
 // server logging its shutdown), are dropped: t.Log panics after the end.
+// For a fuzz test (t a *testing.F) the writes are kept instead and logged
+// when it ends, if it failed: f.Log panics while the fuzz target runs,
+// and a server started for the target logs whenever it likes.
 func Writer(t testing.TB) io.Writer {
 	w := &testWriter{t: t}
-	t.Cleanup(func() { w.done.Store(true) })
+	if _, fuzz := t.(*testing.F); fuzz {
+		w.kept = &Buffer{}
+	}
+	t.Cleanup(func() {
+		w.done.Store(true)
+		if w.kept != nil && t.Failed() {
+			t.Log(w.kept.String())
+		}
+	})
 	return w
 }
 
 type testWriter struct {
 	t    testing.TB
+	kept *Buffer // a fuzz test's lines, logged at its end
 	done atomic.Bool
 }
 
 func (w *testWriter) Write(p []byte) (int, error) {
-	if !w.done.Load() {
+	switch {
+	case w.done.Load():
+	case w.kept != nil:
+		_, _ = w.kept.Write(p)
+	default:
 		w.t.Log(strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
