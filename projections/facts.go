@@ -14,7 +14,9 @@ import (
 // none. Facts of any other kind of event are empty.
 //
 // Counts is a copy; ModelFailures shares the state's memory and must not be
-// written to.
+// written to. Counting the model's banned pairs moves the state's cap
+// index to the outcome's time (capcount.go), so Facts runs where the state
+// is written, as Apply does: the writer goroutine, or a tool's own fold.
 func (s *State) Facts(ev domain.Event) domain.Facts {
 	if ev.Kind != domain.KindOutcomeRecorded || ev.Outcome == nil {
 		return domain.Facts{}
