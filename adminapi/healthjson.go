@@ -73,7 +73,8 @@ func (a *API) writeWholeHealth(w http.ResponseWriter, snap *projections.Snapshot
 		if i > 0 {
 			out.buf = append(out.buf, ',')
 		}
-		if out.buf, err = appendModelEntry(out.buf, m, rd.Counts, a.watcher(p.Credential)); err != nil {
+		watched := func(code int) bool { return a.watches(p.Credential, code) }
+		if out.buf, err = appendModelEntry(out.buf, m, rd.Counts, watched); err != nil {
 			out.fail(a, err, whole)
 			return
 		}

@@ -36,9 +36,8 @@ func (a *API) sumBannedCounts(h *Health, p Pair, r *projections.PairRead) {
 		return
 	}
 	ch := h.Credentials[p.Credential]
-	watched := a.watcher(p.Credential)
 	for code, n := range r.Counts.All() {
-		if watched(code) {
+		if a.watches(p.Credential, code) {
 			if ch.BannedErrorCounts == nil {
 				ch.BannedErrorCounts = map[string]int{}
 			}
@@ -68,12 +67,12 @@ func addCount(counts map[string]int, code, n int) {
 // watchedCounts are the counters of counts whose codes Fail2Ban watches
 // for the credential, keyed by code; nil when none is.
 func (a *API) watchedCounts(cred string, counts projections.CodeCounts) map[string]int {
-	return counts.Map(a.watcher(cred))
+	return counts.Map(func(code int) bool { return a.watches(cred, code) })
 }
 
-// watcher reports whether Fail2Ban counts a code for the credential:
-// every code without a Watched func.
-func (a *API) watcher(cred string) func(code int) bool {
+// watches reports whether Fail2Ban counts code for the credential: every
+// code without a Watched func.
+func (a *API) watches(cred string, code int) bool {
 	w := a.cf().watched
-	return func(code int) bool { return w == nil || w(cred, code) }
+	return w == nil || w(cred, code)
 }
