@@ -2,6 +2,7 @@ package eventjson
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"time"
 
@@ -13,20 +14,27 @@ import (
 // when every string in them is plain (see plainString); the bytes are the
 // same as encoding/json writes (TestEncodeMatchesEncodingJSON), which is
 // what Encode falls back to for anything else.
-func Encode(e domain.Event) ([]byte, error) {
+func Encode(e domain.Event) ([]byte, error) { return Append(nil, e) }
+
+// Append is Encode into b: it returns b with the event's JSON appended.
+func Append(b []byte, e domain.Event) ([]byte, error) {
 	e.V = domain.SchemaVersion
 	e.At = e.At.UTC()
-	if b, ok := encodeOutcome(e); ok {
-		return b, nil
+	if out, ok := encodeOutcome(b, e); ok {
+		return out, nil
 	}
-	return json.Marshal(e)
+	js, err := json.Marshal(e)
+	if err != nil || b == nil {
+		return js, err
+	}
+	return append(b, js...), nil
 }
 
 // encodeOutcome writes an outcome event in encoding/json's shape: fields in
 // declaration order, omitempty honoured. It reports false for any other
 // event, a string that would need escaping, or a time encoding/json
 // refuses or writes differently (years outside 0..9999).
-func encodeOutcome(e domain.Event) ([]byte, bool) {
+func encodeOutcome(b []byte, e domain.Event) ([]byte, bool) {
 	o := e.Outcome
 	if e.Kind != domain.KindOutcomeRecorded || o == nil || e.Ban != nil || e.Unban != nil || e.Cooldown != nil ||
 		e.Bench != nil || e.Settings != nil || e.At.Year() < 0 || e.At.Year() > 9999 ||
@@ -38,7 +46,7 @@ func encodeOutcome(e domain.Event) ([]byte, bool) {
 	if o.Tokens != 0 || o.Replica != "" {
 		size += 40 + len(o.Replica)
 	}
-	b := make([]byte, 0, size)
+	b = slices.Grow(b, size)
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(e.V), 10)
 	b = append(b, `,"kind":"`...)

@@ -46,10 +46,14 @@ func eventsIn(subject string, data []byte) int {
 }
 
 // batch collects queued outcome events per subject and hands each batch to
-// send. The publisher goroutine owns it.
+// send. The publisher goroutine owns it. A group keeps its items until it
+// is sent: the message's buffer is then allocated once, at its exact size
+// (the NATS client keeps it for retries, so every message needs its own),
+// and each item goes to done, which may reuse it.
 type batch struct {
 	send     func(pubItem)
-	maxBytes int // 0: maxBatchBytes
+	done     func(*pubItem) // nil: items are dropped
+	maxBytes int            // 0: maxBatchBytes
 	groups   []batchGroup
 	index    map[string]int // subject -> groups index
 }
@@ -62,35 +66,28 @@ func batchLimit(maxPayload int64) int {
 
 type batchGroup struct {
 	subject string
-	data    []byte
+	items   []*pubItem
+	size    int // the message's bytes: the items' data and a '\n' between two
 	events  int
-	owned   bool // data was allocated here (else it is the first item's)
 }
 
 // add appends it to its subject's group, sending that group first when it
 // would grow past maxBatchBytes, and everything first when a new subject
 // would pass maxBatchPairs.
-func (b *batch) add(it pubItem) {
+func (b *batch) add(it *pubItem) {
 	limit := b.maxBytes
 	if limit == 0 {
 		limit = maxBatchBytes
 	}
 	g := b.group(it.subject)
-	if g.events > 0 && len(g.data)+1+len(it.data) > limit {
+	if g.events > 0 && g.size+1+len(it.data) > limit {
 		b.sendGroup(g)
 	}
-	switch {
-	case g.events == 0:
-		g.data, g.owned = it.data, false
-	case !g.owned:
-		// The buffer goes to the NATS client with the message (it keeps
-		// it for retries), so every batch gets a fresh one.
-		buf := make([]byte, 0, min(limit, 8*(len(g.data)+1)))
-		g.data, g.owned = append(append(buf, g.data...), '\n'), true
-		g.data = append(g.data, it.data...)
-	default:
-		g.data = append(append(g.data, '\n'), it.data...)
+	if g.events > 0 {
+		g.size++
 	}
+	g.items = append(g.items, it)
+	g.size += len(it.data)
 	g.events += it.events
 }
 
@@ -105,6 +102,13 @@ func (b *batch) group(subject string) *batchGroup {
 		b.index = make(map[string]int)
 	}
 	b.index[subject] = len(b.groups)
+	if len(b.groups) < cap(b.groups) {
+		// Reuse the item slice a sent group left behind.
+		b.groups = b.groups[:len(b.groups)+1]
+		g := &b.groups[len(b.groups)-1]
+		g.subject = subject
+		return g
+	}
 	b.groups = append(b.groups, batchGroup{subject: subject})
 	return &b.groups[len(b.groups)-1]
 }
@@ -114,8 +118,8 @@ func (b *batch) group(subject string) *batchGroup {
 func (b *batch) flush() {
 	for i := range b.groups {
 		b.sendGroup(&b.groups[i])
+		b.groups[i].subject = ""
 	}
-	clear(b.groups)
 	b.groups = b.groups[:0]
 	clear(b.index)
 }
@@ -124,8 +128,21 @@ func (b *batch) sendGroup(g *batchGroup) {
 	if g.events == 0 {
 		return
 	}
-	b.send(pubItem{subject: g.subject, data: g.data, events: g.events})
-	g.data, g.events, g.owned = nil, 0, false
+	data := make([]byte, 0, g.size)
+	for i, it := range g.items {
+		if i > 0 {
+			data = append(data, '\n')
+		}
+		data = append(data, it.data...)
+	}
+	b.send(pubItem{subject: g.subject, data: data, events: g.events})
+	for i, it := range g.items {
+		if b.done != nil {
+			b.done(it)
+		}
+		g.items[i] = nil
+	}
+	g.items, g.size, g.events = g.items[:0], 0, 0
 }
 
 // drain publishes first and whatever else is queued behind it, batching
@@ -133,27 +150,27 @@ func (b *batch) sendGroup(g *batchGroup) {
 // outcomes of different pairs queued together are grouped by pair (each
 // pair's in order). A Flush marker ends the round after everything queued
 // before it was handed to the client, so the flush covers it.
-func (p *publisher) drain(first pubItem) {
+func (p *publisher) drain(first *pubItem) {
 	it := first
 	for n := 1; ; n++ {
-		p.subjects.resolve(&it)
+		p.subjects.resolve(it)
 		switch {
 		case it.flushed != nil:
 			p.batch.flush()
-			p.handleItem(it)
+			p.handleItem(*it)
 			return
 		case batchable(it.subject):
 			p.batch.add(it)
 		default:
 			p.batch.flush() // what was queued before it goes first
-			p.publishAsync(it)
+			p.publishAsync(*it)
 		}
 		if n == maxDrain {
 			break
 		}
 		select {
 		case next := <-p.queue:
-			it = *next
+			it = next
 			p.unsent.Add(int64(it.events))
 			continue
 		default:

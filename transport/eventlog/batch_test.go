@@ -12,7 +12,7 @@ import (
 )
 
 // collectBatch runs items through a batch and returns what it sent.
-func collectBatch(items ...pubItem) []pubItem {
+func collectBatch(items ...*pubItem) []pubItem {
 	var sent []pubItem
 	b := batch{send: func(it pubItem) { sent = append(sent, it) }}
 	for _, it := range items {
@@ -22,8 +22,8 @@ func collectBatch(items ...pubItem) []pubItem {
 	return sent
 }
 
-func item(subject, data string) pubItem {
-	return pubItem{subject: subject, data: []byte(data), events: 1}
+func item(subject, data string) *pubItem {
+	return &pubItem{subject: subject, data: []byte(data), events: 1}
 }
 
 func TestBatchGroupsEventsPerSubjectInOrder(t *testing.T) {
@@ -80,7 +80,7 @@ func TestBatchStaysWithinItsBounds(t *testing.T) {
 		t.Fatalf("20 events of 410 bytes went out as %d messages under a 3 KiB bound", len(sent))
 	}
 
-	var items []pubItem
+	var items []*pubItem
 	for i := range maxBatchPairs + 1 {
 		items = append(items, item(fmt.Sprintf("%sc%d.m", outcomePrefix, i), fmt.Sprintf(`{"n":%d}`, i)))
 	}

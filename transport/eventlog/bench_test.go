@@ -89,8 +89,8 @@ func BenchmarkRawPublishAsync(b *testing.B) {
 	items := make([]pubItem, 1024)
 	var subjects subjectCache
 	for i := range items {
-		it, err := encodeItem(outcomeEvent(i))
-		if err != nil {
+		var it pubItem
+		if err := encodeItem(&it, outcomeEvent(i)); err != nil {
 			b.Fatal(err)
 		}
 		subjects.resolve(&it) // an outcome names its pair; the publisher looks up its subject

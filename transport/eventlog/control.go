@@ -50,7 +50,8 @@ func (p *publisher) publishOnce(ctx context.Context, ev domain.Event, cause *uin
 	if ev.ID == "" {
 		return 0, false, fmt.Errorf("publish %s event: the event has no ID to deduplicate on", ev.Kind)
 	}
-	it, err := encodeItem(ev)
+	var it pubItem
+	err := encodeItem(&it, ev)
 	if err != nil {
 		return 0, false, err
 	}

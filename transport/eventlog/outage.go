@@ -131,7 +131,7 @@ func (p *publisher) hold(m *nats.Msg) bool {
 	if p.closing.Load() {
 		return false
 	}
-	it := pubItem{subject: m.Subject, data: m.Data, events: eventsIn(m.Subject, m.Data)}
+	it := &pubItem{subject: m.Subject, data: m.Data, events: eventsIn(m.Subject, m.Data)}
 	p.unsent.Add(int64(it.events))
 	select {
 	case p.retry <- it:

@@ -30,14 +30,17 @@ func (p *publisher) publish(ev domain.Event) bool {
 		p.counts.dropped.Add(1)
 		return false
 	}
-	item, err := encodeItem(ev)
-	if err != nil {
+	it, _ := p.items.Get().(*pubItem)
+	if it == nil {
+		it = new(pubItem)
+	}
+	if err := encodeItem(it, ev); err != nil {
 		p.counts.rejected.Add(1)
 		p.errs.set(err)
 		return false
 	}
 	select {
-	case p.queue <- &item:
+	case p.queue <- it:
 		return true
 	default:
 		p.counts.dropped.Add(1)
@@ -45,18 +48,35 @@ func (p *publisher) publish(ev domain.Event) bool {
 	}
 }
 
-func encodeItem(ev domain.Event) (pubItem, error) {
+// encodeItem fills it with ev, encoded into it's buffer.
+func encodeItem(it *pubItem, ev domain.Event) error {
 	if err := ev.Valid(); err != nil {
-		return pubItem{}, fmt.Errorf("publish event: %w", err)
+		return fmt.Errorf("publish event: %w", err)
 	}
-	data, err := eventjson.Encode(ev)
+	data, err := eventjson.Append(it.data[:0], ev)
 	if err != nil {
-		return pubItem{}, fmt.Errorf("encode %s event: %w", ev.Kind, err)
+		return fmt.Errorf("encode %s event: %w", ev.Kind, err)
 	}
+	*it = pubItem{data: data, events: 1}
 	if ev.Kind == domain.KindOutcomeRecorded {
-		return pubItem{pair: ev.Outcome.Key(), data: data, events: 1}, nil
+		it.pair = ev.Outcome.Key()
+	} else {
+		it.subject = Subject(ev)
 	}
-	return pubItem{subject: Subject(ev), data: data, events: 1}, nil
+	return nil
+}
+
+// maxReusedItem bounds the buffer of an item kept for reuse, so one large
+// event does not stay resident.
+const maxReusedItem = 1 << 10
+
+// reuse keeps an item the batch has copied out for a later publish.
+func (p *publisher) reuse(it *pubItem) {
+	if cap(it.data) > maxReusedItem {
+		return
+	}
+	*it = pubItem{data: it.data[:0]}
+	p.items.Put(it)
 }
 
 // maxCachedSubjects bounds the publisher's subject cache; past it the

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,13 +31,17 @@ type publisher struct {
 	log  hclog.Logger
 	errs *lastError
 
-	// queue holds pointers: a channel's buffer is allocated whole and its
-	// ring is written end to end as events pass, so at the default
-	// queue_size whole pubItems would keep about 7 MB resident however
-	// short the queue is; pointers keep 512 KB.
-	queue    chan *pubItem
-	retry    chan pubItem // publishes nobody answered, sent again first
-	closing  atomic.Bool  // Publish and Flush refuse
+	// queue and retry hold pointers: a channel's buffer is allocated
+	// whole and its ring is written end to end as events pass, so at the
+	// default queue_size whole pubItems would keep about 7 MB resident
+	// however short the queue is, and the collector would scan all of it
+	// in every cycle; pointers keep 512 KB.
+	queue chan *pubItem
+	retry chan *pubItem // publishes nobody answered, sent again first
+	// items are queue entries the batch has copied out, for publish to
+	// reuse with their buffers (the goroutine puts, publish gets).
+	items    sync.Pool
+	closing  atomic.Bool // Publish and Flush refuse
 	started  atomic.Bool
 	stopping chan struct{} // closed by stop: drain the queue and end
 	abort    chan struct{} // closed by stop when its deadline passes
@@ -63,13 +68,14 @@ func newPublisher(c *conn, log hclog.Logger, errs *lastError, queueSize int) *pu
 		log:      log,
 		errs:     errs,
 		queue:    make(chan *pubItem, queueSize),
-		retry:    make(chan pubItem, retryCap),
+		retry:    make(chan *pubItem, retryCap),
 		stopping: make(chan struct{}),
 		abort:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
 	p.reporter = newLossReporter(log, &p.counts, errs)
 	p.batch.send = p.publishAsync
+	p.batch.done = p.reuse
 	return p
 }
 
@@ -146,19 +152,19 @@ func (p *publisher) run() {
 	for {
 		select {
 		case it := <-p.retry:
-			p.handleItem(it)
+			p.handleItem(*it)
 			continue
 		default:
 		}
 		select {
 		case it := <-p.retry:
-			p.handleItem(it)
+			p.handleItem(*it)
 		case it := <-p.queue:
 			p.unsent.Add(int64(it.events))
 			if it.flushed == nil && len(p.queue) < lingerUnder {
 				p.linger()
 			}
-			p.drain(*it)
+			p.drain(it)
 		case <-p.stopping:
 			p.finish()
 			return
@@ -172,10 +178,10 @@ func (p *publisher) finish() {
 	for {
 		select {
 		case it := <-p.retry:
-			p.handleItem(it)
+			p.handleItem(*it)
 		case it := <-p.queue:
 			p.unsent.Add(int64(it.events))
-			p.drain(*it)
+			p.drain(it)
 		case <-p.abort:
 			return
 		default:
@@ -229,7 +235,7 @@ func (p *publisher) handleItem(it pubItem) {
 		// signalled; they were queued before the flush, so send them too.
 		select {
 		case r := <-p.retry:
-			p.publishAsync(r)
+			p.publishAsync(*r)
 		default:
 			return
 		}

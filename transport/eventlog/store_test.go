@@ -59,8 +59,8 @@ func TestStoreFullRefusalHoldsTheEvent(t *testing.T) {
 
 func outcomeMsg(t *testing.T) *nats.Msg {
 	t.Helper()
-	it, err := encodeItem(outcomeEvent(1))
-	if err != nil {
+	var it pubItem
+	if err := encodeItem(&it, outcomeEvent(1)); err != nil {
 		t.Fatal(err)
 	}
 	return &nats.Msg{Subject: pairSubject("outcome.", it.pair.Credential, it.pair.Model), Data: it.data}
