@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"incident":                      {"domain", "projections", "eventjson"},
 	"whatif":                        {"domain", "projections"},
 	"replicas":                      {"domain"},
+	"heapfloor":                     {},
 	"internal/testkit":              {},
 	"internal/testkit/collector":    {},
 	"transport/tracing":             {"redact"},

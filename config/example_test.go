@@ -39,7 +39,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load(config.example.yaml): %v", err)
 	}
 	_, err := config.Load(fixtures + "/server.bad.yaml")
-	if err == nil || !strings.HasPrefix(err.Error(), "config ../testdata/config/server.bad.yaml: 8 problems:\n  server.port:") {
+	if err == nil || !strings.HasPrefix(err.Error(), "config ../testdata/config/server.bad.yaml: 9 problems:\n  server.port:") {
 		t.Errorf("Load(server.bad.yaml) error = %v", err)
 	}
 	if _, err := config.Load(t.TempDir() + "/missing.yaml"); !errors.Is(err, os.ErrNotExist) {

@@ -33,6 +33,7 @@ type fileServer struct {
 	LoggingLevel      string   `yaml:"logging_level"`
 	LoggingFormat     string   `yaml:"logging_format"`
 	DefaultModelsRPM  string   `yaml:"default_models_rpm"`
+	HeapFloorMB       string   `yaml:"heap_floor_mb"`
 }
 
 type fileFail2Ban struct {

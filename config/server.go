@@ -15,10 +15,11 @@ const (
 	DefaultWriteTimeout      = 60 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownDelay     = 5 * time.Second
+	DefaultHeapFloorMB       = 64
 )
 
-// maxBodySizeMB bounds max_body_size_mb (1 TiB) so the byte count cannot
-// overflow.
+// maxBodySizeMB bounds max_body_size_mb and heap_floor_mb (1 TiB) so the
+// byte count cannot overflow.
 const maxBodySizeMB = 1 << 20
 
 // Server is the HTTP side of the router.
@@ -60,6 +61,11 @@ type Server struct {
 	// DefaultModelsRPM is the rpm of a credential+model pair that no
 	// models entry limits; -1 is unlimited.
 	DefaultModelsRPM int `yaml:"default_models_rpm"`
+	// HeapFloorMB is the heap, in MiB, below which the garbage collector
+	// does not start a cycle (package heapfloor); 0 leaves the collector
+	// to GOGC's default. It is not applied when GOGC is set in the
+	// environment; GOMEMLIMIT still bounds it.
+	HeapFloorMB int `yaml:"heap_floor_mb"`
 }
 
 // MaxBodyBytes is the largest request body accepted, in bytes.
@@ -100,6 +106,10 @@ func buildServer(c *checker, f fileServer) Server {
 	s.LoggingFormat = oneOf(c, "server.logging_format", f.LoggingFormat, "text", "json")
 
 	s.DefaultModelsRPM = limit(c, "server.default_models_rpm", f.DefaultModelsRPM, true)
+	if s.HeapFloorMB, ok = c.integer("server.heap_floor_mb", f.HeapFloorMB, DefaultHeapFloorMB); ok &&
+		(s.HeapFloorMB < 0 || s.HeapFloorMB > maxBodySizeMB) {
+		c.add("server.heap_floor_mb", "%d is out of range 0..%d", s.HeapFloorMB, maxBodySizeMB)
+	}
 	return s
 }
 

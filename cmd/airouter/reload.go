@@ -241,7 +241,7 @@ var liveSettings = []setting{
 
 // restartOnly are the settings read once at start: the listener and the
 // HTTP server, the body limit and timeouts the proxy and the admin API are
-// built with, logging, metrics and tracing, and the whole events section
+// built with, logging, the collector's heap floor, metrics and tracing, and the whole events section
 // (the log, its store and the replica's identity).
 var restartOnly = []setting{
 	{"server.port", func(c *config.Config) any { return c.Server.Port }},
@@ -253,6 +253,7 @@ var restartOnly = []setting{
 	{"server.shutdown_delay", func(c *config.Config) any { return c.Server.ShutdownDelay }},
 	{"server.logging_level", func(c *config.Config) any { return c.Server.LoggingLevel }},
 	{"server.logging_format", func(c *config.Config) any { return c.Server.LoggingFormat }},
+	{"server.heap_floor_mb", func(c *config.Config) any { return c.Server.HeapFloorMB }},
 	{"monitoring", func(c *config.Config) any { return c.Monitoring }},
 	{"otel", func(c *config.Config) any { return c.OTel }},
 	{"events.store_dir", func(c *config.Config) any { return c.Events.StoreDir }},

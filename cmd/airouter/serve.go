@@ -8,11 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/airouter/airouter/config"
+	"github.com/airouter/airouter/heapfloor"
 )
 
 // shutdownGrace bounds how long in-flight requests may run after a signal.
@@ -32,6 +34,9 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	logger := newLogger(cfg.Server, stderr)
 	for _, w := range cfg.Warnings {
 		logger.Warn("config: " + w)
+	}
+	if stop := paceCollector(cfg.Server, logger); stop != nil {
+		defer stop()
 	}
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", cfg.Server.Port))
 	if err != nil {
@@ -144,4 +149,20 @@ func newHTTPServer(s config.Server, h http.Handler, logger hclog.Logger) *http.S
 		IdleTimeout:       s.IdleTimeout,
 		ErrorLog:          logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
+}
+
+// paceCollector holds the garbage collector to server.heap_floor_mb
+// (package heapfloor) unless the floor is 0 or GOGC is set in the
+// environment, which is the operator's own pacing. It returns the stop, or
+// nil.
+func paceCollector(s config.Server, logger hclog.Logger) func() {
+	switch {
+	case s.HeapFloorMB == 0:
+		return nil
+	case os.Getenv("GOGC") != "":
+		logger.Info("GOGC is set: the collector is paced by it, not by server.heap_floor_mb")
+		return nil
+	}
+	p := heapfloor.Start(uint64(s.HeapFloorMB)<<20, 100)
+	return p.Stop
 }

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/airouter/airouter/config"
+	"github.com/airouter/airouter/internal/testkit"
+)
+
+var gogcPercent = regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`)
+
+// serveGCPercent starts bin serve with the server lines extra and returns
+// the GC percent its /metrics reports.
+func serveGCPercent(t *testing.T, bin, extra string) float64 {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePorts(t, 1)[0]
+	cfgPath := filepath.Join(dir, "airouter.yaml")
+	writeFile(t, cfgPath, fmt.Sprintf("server:\n  port: %d\n  master_key: %s\n%s"+
+		"events:\n  store_dir: %s\n  storage: memory\n"+
+		"credentials:\n  - name: cred-a\n    type: openai\n    api_key: sk-upstream-secret-0\n    base_url: http://127.0.0.1:1/v1\n"+
+		"models:\n  - name: gpt-test\n", port, testMasterKey, extra, filepath.Join(dir, "data")))
+	p := startServe(t, bin, cfgPath, port)
+	st, body, err := p.send("GET", "/metrics", nil)
+	if err != nil || st != 200 {
+		t.Fatalf("GET /metrics: %d %v", st, err)
+	}
+	m := gogcPercent.FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("/metrics has no go_gc_gogc_percent:\n%s", tail(body, 2000))
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// serve paces the collector to server.heap_floor_mb: with the default
+// floor and a small live heap the percent is far above GOGC's 100; a
+// floor of 0 leaves it at 100.
+func testHeapFloor(t *testing.T, bin string) {
+	if got := serveGCPercent(t, bin, ""); got <= 100 {
+		t.Errorf("with the default heap floor the collector runs at %v%%, want above 100", got)
+	}
+	if got := serveGCPercent(t, bin, "  heap_floor_mb: 0\n"); got != 100 {
+		t.Errorf("with heap_floor_mb 0 the collector runs at %v%%, want GOGC's 100", got)
+	}
+}
+
+// GOGC in the environment is the operator's pacing: the floor is not
+// applied, and the log says so. A floor of 0 starts nothing either.
+func TestPaceCollectorLeavesGOGCAlone(t *testing.T) {
+	logs := &testkit.Buffer{}
+	logger := hclog.New(&hclog.LoggerOptions{Output: logs})
+	t.Setenv("GOGC", "150")
+	if stop := paceCollector(config.Server{HeapFloorMB: 64}, logger); stop != nil {
+		stop()
+		t.Fatal("the collector was paced with GOGC set")
+	}
+	if want := "GOGC is set"; !regexp.MustCompile(want).MatchString(logs.String()) {
+		t.Errorf("the log lacks %q:\n%s", want, logs.String())
+	}
+	t.Setenv("GOGC", "")
+	if stop := paceCollector(config.Server{HeapFloorMB: 0}, logger); stop != nil {
+		stop()
+		t.Fatal("the collector was paced with heap_floor_mb 0")
+	}
+}
