@@ -102,3 +102,16 @@ func TestPacerLeavesALargeHeapToTheBase(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 }
+
+// A memory limit (GOMEMLIMIT) still bounds the heap: the runtime starts a
+// cycle at the lower of the limit's goal and the floor's.
+func TestAMemoryLimitBoundsThePacedHeap(t *testing.T) {
+	const floor, limit = 256 * mib, 32 * mib
+	was := debug.SetMemoryLimit(limit)
+	t.Cleanup(func() { debug.SetMemoryLimit(was) })
+	_, adjusted := pacer(t, floor)
+	cycle(t, adjusted)
+	if goal, _ := read(); goal > limit {
+		t.Fatalf("with a %d MiB memory limit the heap goal is %d MiB under a %d MiB floor", limit/mib, goal/mib, floor/mib)
+	}
+}
