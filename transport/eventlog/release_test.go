@@ -43,9 +43,10 @@ func TestReadsLeaveNoConsumerBehind(t *testing.T) {
 			t.Fatalf("SeqAt %d: %d, %v", i, seq, err)
 		}
 	}
-	if n := consumersOn(t, l); n != 0 {
-		t.Fatalf("%d consumers left behind by 50 reads and 50 lookups", n)
-	}
+	// The server may count a consumer for a moment after its deletion
+	// was answered (seen under load); what matters is that none waits
+	// for the inactivity limit.
+	testkit.Eventually(t, "50 reads and 50 lookups to leave no consumer behind", func() bool { return consumersOn(t, l) == 0 })
 
 	seen := make(chan domain.Event, 8)
 	deliver := func(ev domain.Event, _ uint64) { seen <- ev }
@@ -63,9 +64,7 @@ func TestReadsLeaveNoConsumerBehind(t *testing.T) {
 	}
 	stopConsume()
 	stopFollow()
-	if n := consumersOn(t, l); n != 0 {
-		t.Fatalf("%d consumers after both stopped", n)
-	}
+	testkit.Eventually(t, "the stopped consumption and follow to leave no consumer", func() bool { return consumersOn(t, l) == 0 })
 
 	// One stopped by its context's end goes too.
 	cctx, cancel := context.WithCancel(ctx)
