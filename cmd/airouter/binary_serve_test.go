@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,14 +14,7 @@ import (
 // log.
 func testServeSIGTERM(t *testing.T, bin string) {
 	upURL, entered, release := blockingUpstream(t)
-	dir := t.TempDir()
-	port := freePorts(t, 1)[0]
-	cfgPath := filepath.Join(dir, "airouter.yaml")
-	writeFile(t, cfgPath, fmt.Sprintf("server:\n  port: %d\n  master_key: %s\n  shutdown_delay: 2s\n"+
-		"events:\n  store_dir: %s\n  storage: memory\n"+
-		"credentials:\n  - name: cred-a\n    type: openai\n    api_key: sk-upstream-secret-0\n    base_url: %s/v1\n"+
-		"models:\n  - name: gpt-test\n", port, testMasterKey, filepath.Join(dir, "data"), upURL))
-	p := startServe(t, bin, cfgPath, port)
+	p := startOneCredential(t, bin, "  shutdown_delay: 2s\n", upURL)
 	r := &running{url: p.url}
 	inflight := holdInFlight(t, r, entered)
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -33,7 +24,7 @@ func testServeSIGTERM(t *testing.T, bin string) {
 		st, body := get(t, r.url+"/readyz")
 		return st == 503 && strings.Contains(body, `"draining"`)
 	})
-	waitClosed(t, "the port to close after the delay", fmt.Sprintf("127.0.0.1:%d", port))
+	waitClosed(t, "the port to close after the delay", strings.TrimPrefix(p.url, "http://"))
 	finishInFlight(t, inflight, release)
 	if err := p.wait(t); err != nil {
 		t.Fatalf("serve exited with %v\n%s", err, p.logs.String())

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -19,14 +17,7 @@ var gogcPercent = regexp.MustCompile(`(?m)^go_gc_gogc_percent (\S+)$`)
 // the GC percent its /metrics reports.
 func serveGCPercent(t *testing.T, bin, extra string) float64 {
 	t.Helper()
-	dir := t.TempDir()
-	port := freePorts(t, 1)[0]
-	cfgPath := filepath.Join(dir, "airouter.yaml")
-	writeFile(t, cfgPath, fmt.Sprintf("server:\n  port: %d\n  master_key: %s\n%s"+
-		"events:\n  store_dir: %s\n  storage: memory\n"+
-		"credentials:\n  - name: cred-a\n    type: openai\n    api_key: sk-upstream-secret-0\n    base_url: http://127.0.0.1:1/v1\n"+
-		"models:\n  - name: gpt-test\n", port, testMasterKey, extra, filepath.Join(dir, "data")))
-	p := startServe(t, bin, cfgPath, port)
+	p := startOneCredential(t, bin, extra, "http://127.0.0.1:1")
 	st, body, err := p.send("GET", "/metrics", nil)
 	if err != nil || st != 200 {
 		t.Fatalf("GET /metrics: %d %v", st, err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -64,6 +65,21 @@ func startServe(t *testing.T, bin, cfgPath string, port int) *serveProc {
 		return err == nil && st == http.StatusOK
 	})
 	return p
+}
+
+// startOneCredential starts bin serve on an in-memory log with one
+// credential, cred-a at baseURL serving gpt-test; extra holds more lines
+// of the server section.
+func startOneCredential(t *testing.T, bin, extra, baseURL string) *serveProc {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePorts(t, 1)[0]
+	cfgPath := filepath.Join(dir, "airouter.yaml")
+	writeFile(t, cfgPath, fmt.Sprintf("server:\n  port: %d\n  master_key: %s\n%s"+
+		"events:\n  store_dir: %s\n  storage: memory\n"+
+		"credentials:\n  - name: cred-a\n    type: openai\n    api_key: sk-upstream-secret-0\n    base_url: %s/v1\n"+
+		"models:\n  - name: gpt-test\n", port, testMasterKey, extra, filepath.Join(dir, "data"), baseURL))
+	return startServe(t, bin, cfgPath, port)
 }
 
 // wait returns how the process exited, waiting for it at most Wait.
