@@ -73,19 +73,31 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 	copyResponseHeader(hdr, resp.Header, rq.conf.secrets)
 	setFallbackHeaders(hdr, rq.hops, rq.settings.ExposeDetailHeaders)
 	w.WriteHeader(resp.StatusCode)
-	rc := http.NewResponseController(w)
-
 	var usage sseUsage
 	var tail tailBytes
+	err = relayStream(w, rq.conf.secrets, resp.Body, buf, n, err, &usage, &tail)
+	p.finishStream(w, r, rq, hp, err, &usage, &tail, cancel)
+	return true
+}
+
+// relayStream writes the stream on from the n bytes already in buf (read
+// with err), chunk by chunk, each flushed unless its read also ended the
+// stream, and returns the error that ended it (errClientGone when a write
+// failed). It takes the keys and the body as arguments: the loop wakes for
+// every chunk with its data out of cache, and each pointer followed to
+// reach them would be another miss.
+func relayStream(w http.ResponseWriter, sec *secrets, body io.Reader, buf []byte, n int, err error,
+	usage *sseUsage, tail *tailBytes) error {
+	rc := http.NewResponseController(w)
 	chunk := buf[:n]
 	for {
 		// The configured keys are masked; bytes at the end that may start
 		// one wait for the next read (secrets.held).
 		keep := 0
 		if err == nil {
-			keep = rq.conf.secrets.held(chunk)
+			keep = sec.held(chunk)
 		}
-		if out := rq.conf.secrets.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
+		if out := sec.mask(chunk[:len(chunk)-keep]); len(out) > 0 {
 			_, werr := w.Write(out)
 			if werr == nil && err == nil {
 				if ferr := rc.Flush(); ferr != nil && !errors.Is(ferr, http.ErrNotSupported) {
@@ -97,20 +109,17 @@ func (p *Proxy) relay(w http.ResponseWriter, r *http.Request, rq *request, h hop
 			usage.feed(out)
 			tail.note(out)
 			if werr != nil {
-				err = errClientGone
-				break
+				return errClientGone
 			}
 		}
 		if err != nil {
-			break
+			return err
 		}
 		copy(buf, chunk[len(chunk)-keep:])
 		var m int
-		m, err = resp.Body.Read(buf[keep:])
+		m, err = body.Read(buf[keep:])
 		chunk = buf[:keep+m]
 	}
-	p.finishStream(w, r, rq, hp, err, &usage, &tail, cancel)
-	return true
 }
 
 // finishStream records how a committed stream ended and, when the upstream
