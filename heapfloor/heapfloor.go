@@ -5,9 +5,9 @@
 // live part. A router's live heap is small (10-20 MB with the embedded
 // log) and it allocates a few KB per request, so under load a cycle came
 // every few hundred milliseconds. Each cycle's marking costs about the
-// same whatever the interval, and on one processor it delays the requests
-// that arrive meanwhile: that was the slowest thousandth of requests.
-// Holding the next cycle until the heap reaches the floor makes cycles
+// same whatever the interval, so fewer cycles cost less CPU, and on one
+// processor a cycle is a stretch of milliseconds in which requests wait
+// behind it. Holding the next cycle until the heap reaches the floor makes cycles
 // rarer by the ratio of the floor to twice the live heap, for a heap that
 // many bytes larger at most. Once the live heap passes half the floor the
 // pacer asks for nothing more than the base percent, so a large pool is
