@@ -136,12 +136,12 @@ func (b *batch) sendGroup(g *batchGroup) {
 		data = append(data, it.data...)
 	}
 	b.send(pubItem{subject: g.subject, data: data, events: g.events})
-	for i, it := range g.items {
-		if b.done != nil {
+	if b.done != nil {
+		for _, it := range g.items {
 			b.done(it)
 		}
-		g.items[i] = nil
 	}
+	clear(g.items)
 	g.items, g.size, g.events = g.items[:0], 0, 0
 }
 
