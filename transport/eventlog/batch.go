@@ -168,14 +168,12 @@ func (p *publisher) drain(first *pubItem) {
 		if n == maxDrain {
 			break
 		}
-		select {
-		case next := <-p.queue:
-			it = next
-			p.unsent.Add(int64(it.events))
-			continue
-		default:
+		next, ok := p.queue.take()
+		if !ok {
+			break
 		}
-		break
+		it = next
+		p.unsent.Add(int64(it.events))
 	}
 	p.batch.flush()
 }

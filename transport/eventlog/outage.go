@@ -107,7 +107,7 @@ func (p *publisher) probeStream() bool {
 		return false
 	}
 	if p.streamDown.Swap(false) {
-		p.log.Info("the events stream answers again; publishing resumes", "waiting_retry", len(p.retry), "queued", len(p.queue))
+		p.log.Info("the events stream answers again; publishing resumes", "waiting_retry", len(p.retry), "queued", p.queue.len())
 	}
 	return true
 }

@@ -26,7 +26,7 @@ type pubItem struct {
 
 // publish queues ev and never blocks (Log.Publish).
 func (p *publisher) publish(ev domain.Event) bool {
-	if p.closing.Load() || len(p.queue) == cap(p.queue) {
+	if p.closing.Load() || p.queue.len() >= p.queue.bound {
 		p.counts.dropped.Add(1)
 		return false
 	}
@@ -39,13 +39,11 @@ func (p *publisher) publish(ev domain.Event) bool {
 		p.errs.set(err)
 		return false
 	}
-	select {
-	case p.queue <- it:
-		return true
-	default:
+	if !p.queue.offer(it, true) {
 		p.counts.dropped.Add(1)
 		return false
 	}
+	return true
 }
 
 // encodeItem fills it with ev, encoded into it's buffer.
@@ -110,13 +108,7 @@ func (p *publisher) flush(ctx context.Context) error {
 		return errors.New("flush events: the event log is closed")
 	}
 	it := pubItem{flushed: make(chan struct{}), ctx: ctx}
-	select {
-	case p.queue <- &it:
-	case <-ctx.Done():
-		return fmt.Errorf("flush events: %w", ctx.Err())
-	case <-p.done:
-		return errors.New("flush events: the event log is closed")
-	}
+	p.queue.offer(&it, false)
 	select {
 	case <-it.flushed:
 		if ctx.Err() != nil {

@@ -31,13 +31,12 @@ type publisher struct {
 	log  hclog.Logger
 	errs *lastError
 
-	// queue and retry hold pointers: a channel's buffer is allocated
-	// whole and its ring is written end to end as events pass, so at the
-	// default queue_size whole pubItems would keep about 7 MB resident
-	// however short the queue is, and the collector would scan all of it
-	// in every cycle; pointers keep 512 KB.
-	queue chan *pubItem
-	retry chan *pubItem // publishes nobody answered, sent again first
+	queue *pubQueue
+	// retry holds publishes nobody answered, sent again first. It is a
+	// channel of pointers: a channel's buffer is allocated whole and its
+	// ring written end to end, so whole pubItems would keep retryCap of
+	// them resident.
+	retry chan *pubItem
 	// items are queue entries the batch has copied out, for publish to
 	// reuse with their buffers (the goroutine puts, publish gets).
 	items    sync.Pool
@@ -67,7 +66,7 @@ func newPublisher(c *conn, log hclog.Logger, errs *lastError, queueSize int) *pu
 		conn:     c,
 		log:      log,
 		errs:     errs,
-		queue:    make(chan *pubItem, queueSize),
+		queue:    newPubQueue(queueSize),
 		retry:    make(chan *pubItem, retryCap),
 		stopping: make(chan struct{}),
 		abort:    make(chan struct{}),
@@ -131,14 +130,17 @@ func (p *publisher) discardQueue() {
 		case it := <-p.retry:
 			p.unsent.Add(-int64(it.events))
 			p.counts.dropped.Add(uint64(it.events))
-		case it := <-p.queue:
-			if it.flushed != nil {
-				close(it.flushed)
-				continue
-			}
-			p.counts.dropped.Add(1)
+			continue
 		default:
+		}
+		it, ok := p.queue.take()
+		switch {
+		case !ok:
 			return
+		case it.flushed != nil:
+			close(it.flushed)
+		default:
+			p.counts.dropped.Add(1)
 		}
 	}
 }
@@ -154,17 +156,23 @@ func (p *publisher) run() {
 		case it := <-p.retry:
 			p.handleItem(*it)
 			continue
+		case <-p.stopping:
+			p.finish()
+			return
 		default:
+		}
+		if it, ok := p.queue.take(); ok {
+			p.unsent.Add(int64(it.events))
+			if it.flushed == nil && p.queue.len() < lingerUnder {
+				p.linger()
+			}
+			p.drain(it)
+			continue
 		}
 		select {
 		case it := <-p.retry:
 			p.handleItem(*it)
-		case it := <-p.queue:
-			p.unsent.Add(int64(it.events))
-			if it.flushed == nil && len(p.queue) < lingerUnder {
-				p.linger()
-			}
-			p.drain(it)
+		case <-p.queue.ready:
 		case <-p.stopping:
 			p.finish()
 			return
@@ -179,14 +187,17 @@ func (p *publisher) finish() {
 		select {
 		case it := <-p.retry:
 			p.handleItem(*it)
-		case it := <-p.queue:
-			p.unsent.Add(int64(it.events))
-			p.drain(it)
+			continue
 		case <-p.abort:
 			return
 		default:
+		}
+		it, ok := p.queue.take()
+		if !ok {
 			return
 		}
+		p.unsent.Add(int64(it.events))
+		p.drain(it)
 	}
 }
 
@@ -248,7 +259,7 @@ func (p *publisher) addStats(s *Stats) {
 	s.Dropped = p.counts.dropped.Load()
 	s.Failed = p.counts.failed.Load()
 	s.Rejected = p.counts.rejected.Load()
-	s.Pending = len(p.queue) + int(p.unsent.Load())
+	s.Pending = p.queue.len() + int(p.unsent.Load())
 	if p.conn.cur().js != nil {
 		s.InFlight = p.conn.cur().js.PublishAsyncPending()
 	}

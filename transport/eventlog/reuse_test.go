@@ -71,7 +71,7 @@ func TestPublishReusesHandedBackItems(t *testing.T) {
 		if !p.publish(ev) {
 			t.Fatal("publish refused an event")
 		}
-		got := <-p.queue
+		got, _ := p.queue.take()
 		if !bytes.Equal(got.data, want) || got.events != 1 || got.subject != "" || got.pair != ev.Outcome.Key() {
 			t.Fatalf("queued %s %q (%d events) for pair %v", got.subject, got.data, got.events, got.pair)
 		}
@@ -93,7 +93,7 @@ func TestPublishReusesHandedBackItems(t *testing.T) {
 		if !p.publish(ev) {
 			t.Fatal("publish refused an event")
 		}
-		if got := <-p.queue; got == big {
+		if got, _ := p.queue.take(); got == big {
 			t.Fatalf("an item with a %d-byte buffer was kept for reuse", cap(big.data))
 		}
 	}
