@@ -106,8 +106,10 @@ func (l *Log) PublishDecision(ctx context.Context, ev domain.Event, cause uint64
 
 // Flush waits until every event queued before the call has been
 // acknowledged, has failed, or was dropped by Close. It is for tools and
-// tests, never the request path: it waits for room in the queue, and while
-// the log is unreachable it waits for the log to come back (or ctx).
+// tests, never the request path: while the log is unreachable it waits for
+// the log to come back (or ctx). Its marker is queued even when the queue
+// is full, and stays queued until the publisher reaches it, whether or not
+// ctx ends first.
 func (l *Log) Flush(ctx context.Context) error { return l.pub.flush(ctx) }
 
 // Consume delivers every event from stream sequence fromSeq on (0 or 1:

@@ -9,15 +9,17 @@ import (
 // goroutine alone takes. It holds what is queued in a slice that grows
 // with the queue and is let go once a burst has been taken, so its memory,
 // and the collector's work in every cycle, follow what is queued rather
-// than the bound. (A channel's buffer is allocated whole at the bound: at
-// the default queue_size its 65,536 pointer slots were 512 KB the
-// collector scanned in every cycle, about a third of the marking of an
-// idle router.) An offer holds the lock for an append; the taker holds it
-// only to swap the queued slice for an empty one.
+// than the bound: a channel's buffer is allocated whole at the bound, and
+// at the default queue_size that is 512 KB of pointer slots the collector
+// would scan in every cycle. An offer holds the lock for an append (which,
+// when the slice grows, copies what is queued: a cost only a burst pays);
+// the taker holds it only to swap the queued slice for an empty one.
 type pubQueue struct {
 	bound int
-	// ready holds a signal once something was offered since the taker last
-	// looked; the taker waits on it in its select.
+	// ready holds a signal when something may have been offered since the
+	// taker last found the queue empty; the taker waits on it in its
+	// select, and a wake-up may find nothing (the item went with an
+	// earlier swap).
 	ready chan struct{}
 	// queued counts what is offered and not yet taken (Stats.Pending).
 	queued atomic.Int64

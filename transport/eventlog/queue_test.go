@@ -3,6 +3,7 @@ package eventlog
 import (
 	"sync"
 	"testing"
+	"time"
 )
 
 // The queue hands items out oldest first, refuses a bounded offer once it
@@ -49,7 +50,8 @@ func TestPubQueueOrderAndBound(t *testing.T) {
 }
 
 // What a burst grew the queue to is let go once it has been taken: the
-// queue's memory follows what is queued, not the bound.
+// queue's memory follows what is queued, not the bound. A short queue
+// reuses its two kept slices and allocates nothing.
 func TestPubQueueLetsABurstGo(t *testing.T) {
 	q := newPubQueue(DefaultQueueSize)
 	it := &pubItem{}
@@ -63,16 +65,48 @@ func TestPubQueueLetsABurstGo(t *testing.T) {
 	if got := cap(q.taken) + cap(q.offered); got > keptQueueCap {
 		t.Fatalf("after a burst of %d the queue keeps %d slots, want at most %d", DefaultQueueSize, got, keptQueueCap)
 	}
-	for i := range keptQueueCap / 2 {
-		q.offer(it, true)
-		q.offer(it, true)
-		q.take()
-		if i%64 == 0 {
+	for _, slot := range q.offered[:cap(q.offered)] {
+		if slot != nil {
+			t.Fatal("a kept slot still points at a taken item")
+		}
+	}
+	round := func() {
+		for range 100 {
+			q.offer(it, true)
+		}
+		for range 101 {
 			q.take()
 		}
 	}
-	if got := cap(q.taken) + cap(q.offered); got > 4*keptQueueCap {
-		t.Fatalf("a short steady queue keeps %d slots", got)
+	round() // grows the two slices the rounds then swap
+	round()
+	if allocs := testing.AllocsPerRun(50, round); allocs != 0 {
+		t.Fatalf("a round of 100 offers and takes allocated %.1f times, want 0", allocs)
+	}
+}
+
+// Once the taker has found the queue empty and used up the signal, the
+// next offer signals again: the publisher never sleeps on a queued item.
+func TestPubQueueSignalsAfterEmpty(t *testing.T) {
+	q := newPubQueue(8)
+	for round := range 3 {
+		q.offer(&pubItem{events: round}, true)
+		if _, ok := q.take(); !ok {
+			t.Fatalf("round %d: nothing to take after an offer", round)
+		}
+		if _, ok := q.take(); ok {
+			t.Fatalf("round %d: a second item", round)
+		}
+		select {
+		case <-q.ready:
+		default:
+			t.Fatalf("round %d: no signal for the offer", round)
+		}
+		select {
+		case <-q.ready:
+			t.Fatalf("round %d: a second signal with nothing offered", round)
+		default:
+		}
 	}
 }
 
@@ -85,7 +119,10 @@ func TestPubQueueManyOfferOneTakes(t *testing.T) {
 	for g := range goroutines {
 		wg.Go(func() {
 			for i := range each {
-				q.offer(&pubItem{events: g*each + i}, true)
+				if !q.offer(&pubItem{events: g*each + i}, true) {
+					t.Errorf("goroutine %d: offer %d refused below the bound", g, i)
+					return
+				}
 			}
 		})
 	}
@@ -97,7 +134,11 @@ func TestPubQueueManyOfferOneTakes(t *testing.T) {
 	for got < goroutines*each {
 		it, ok := q.take()
 		if !ok {
-			<-q.ready
+			select {
+			case <-q.ready:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no signal with %d of %d items taken", got, goroutines*each)
+			}
 			continue
 		}
 		g, i := it.events/each, it.events%each

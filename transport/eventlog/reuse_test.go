@@ -71,7 +71,10 @@ func TestPublishReusesHandedBackItems(t *testing.T) {
 		if !p.publish(ev) {
 			t.Fatal("publish refused an event")
 		}
-		got, _ := p.queue.take()
+		got, ok := p.queue.take()
+		if !ok {
+			t.Fatal("publish accepted an event the queue does not hold")
+		}
 		if !bytes.Equal(got.data, want) || got.events != 1 || got.subject != "" || got.pair != ev.Outcome.Key() {
 			t.Fatalf("queued %s %q (%d events) for pair %v", got.subject, got.data, got.events, got.pair)
 		}
@@ -93,7 +96,11 @@ func TestPublishReusesHandedBackItems(t *testing.T) {
 		if !p.publish(ev) {
 			t.Fatal("publish refused an event")
 		}
-		if got, _ := p.queue.take(); got == big {
+		got, ok := p.queue.take()
+		if !ok {
+			t.Fatal("publish accepted an event the queue does not hold")
+		}
+		if got == big {
 			t.Fatalf("an item with a %d-byte buffer was kept for reuse", cap(big.data))
 		}
 	}
