@@ -13,9 +13,13 @@ import (
 // on the pair's outcome subject. Storing, acknowledging and delivering a
 // message costs the log the same whatever it carries, so a batch of n
 // outcomes costs about 1/n per event of what single-event messages would.
-// Only outcome subjects carry batches; every other message holds exactly
-// one event, and a reader splits a message into lines only on an outcome
-// subject. Readers number the events of a message by Index (domain.Pos).
+// When traffic is spread over many pairs a round holds few events of each,
+// so the pairs with fewer than mixUnder events in a round go together on
+// MixedSubject instead, and the messages of a round follow its events, not
+// the pairs they touch. Only outcome subjects carry batches; every other
+// message holds exactly one event, and a reader splits a message into lines
+// only on an outcome subject. Readers number the events of a message by
+// Index (domain.Pos).
 const (
 	// maxBatchBytes bounds one batch message, well under NATS's default
 	// max_payload of 1 MiB; a server that allows less lowers it (batchLimit).
@@ -29,7 +33,20 @@ const (
 	// maxDrain bounds the queued events one round of batching takes, so
 	// the publisher also gets to its retry queue under a steady flood.
 	maxDrain = 4096
+	// mixUnder is the fewest events of a pair in a round that still get
+	// a message of their own when other pairs' few go on MixedSubject;
+	// mixPairs is how many pairs with fewer it takes to mix them. Below
+	// that a round's messages are few enough to cost little, and every
+	// outcome stays on its pair's subject.
+	mixUnder = 4
+	mixPairs = 8
 )
+
+// MixedSubject carries the outcomes of several pairs, each with fewer than
+// mixUnder in its round: each pair's events in order, one pair after
+// another. Its tokens cannot name a pair: EscapeToken writes '~' only
+// before two hex digits, or alone for the empty name, or doubled.
+const MixedSubject = outcomePrefix + "~mixed.~mixed"
 
 const outcomePrefix = subjectPrefix + "outcome."
 
@@ -56,6 +73,7 @@ type batch struct {
 	maxBytes int            // 0: maxBatchBytes
 	groups   []batchGroup
 	index    map[string]int // subject -> groups index
+	mixed    batchGroup     // the few events of several pairs, on MixedSubject
 }
 
 // batchLimit is the batch bound for a server that accepts payloads of up
@@ -75,12 +93,8 @@ type batchGroup struct {
 // would grow past maxBatchBytes, and everything first when a new subject
 // would pass maxBatchPairs.
 func (b *batch) add(it *pubItem) {
-	limit := b.maxBytes
-	if limit == 0 {
-		limit = maxBatchBytes
-	}
 	g := b.group(it.subject)
-	if g.events > 0 && g.size+1+len(it.data) > limit {
+	if g.events > 0 && g.size+1+len(it.data) > b.limit() {
 		b.sendGroup(g)
 	}
 	if g.events > 0 {
@@ -114,14 +128,53 @@ func (b *batch) group(subject string) *batchGroup {
 }
 
 // flush sends every collected batch, in the order their subjects first
-// appeared, and empties the collection.
+// appeared, and empties the collection. When mixPairs or more pairs have
+// fewer than mixUnder events, theirs go on MixedSubject, after the others.
 func (b *batch) flush() {
+	few := 0
 	for i := range b.groups {
-		b.sendGroup(&b.groups[i])
-		b.groups[i].subject = ""
+		if g := &b.groups[i]; g.events > 0 && g.events < mixUnder {
+			few++
+		}
 	}
+	for i := range b.groups {
+		g := &b.groups[i]
+		if few >= mixPairs && g.events > 0 && g.events < mixUnder {
+			b.mix(g)
+		} else {
+			b.sendGroup(g)
+		}
+		g.subject = ""
+	}
+	b.sendGroup(&b.mixed)
 	b.groups = b.groups[:0]
 	clear(b.index)
+}
+
+// mix moves g's items to the mixed group, sending that first when they
+// would take it past the bound.
+func (b *batch) mix(g *batchGroup) {
+	m := &b.mixed
+	m.subject = MixedSubject
+	if m.events > 0 && m.size+1+g.size > b.limit() {
+		b.sendGroup(m)
+	}
+	if m.events > 0 {
+		m.size++
+	}
+	m.items = append(m.items, g.items...)
+	m.size += g.size
+	m.events += g.events
+	clear(g.items)
+	g.items, g.size, g.events = g.items[:0], 0, 0
+}
+
+// limit is the bound of one message.
+func (b *batch) limit() int {
+	if b.maxBytes == 0 {
+		return maxBatchBytes
+	}
+	return b.maxBytes
 }
 
 func (b *batch) sendGroup(g *batchGroup) {

@@ -86,11 +86,14 @@ func TestBatchStaysWithinItsBounds(t *testing.T) {
 	}
 	items = append(items, item(outcomePrefix+"c0.m", `{"n":"again"}`))
 	sent = collectBatch(items...)
-	// The pair past the bound sends the first maxBatchPairs; c0 then starts
-	// a new batch behind the new pair.
-	if len(sent) != maxBatchPairs+2 || sent[maxBatchPairs].subject != fmt.Sprintf("%sc%d.m", outcomePrefix, maxBatchPairs) ||
-		sent[maxBatchPairs+1].subject != outcomePrefix+"c0.m" || sent[maxBatchPairs+1].events != 1 {
-		t.Fatalf("sent %d messages; the last two on %s and %s", len(sent), sent[len(sent)-2].subject, sent[len(sent)-1].subject)
+	// The pair past the bound sends the first maxBatchPairs (one event
+	// each: mixed, in one message); c0 then starts a new batch behind the
+	// new pair, and the two, fewer than mixPairs, go on their own subjects.
+	if len(sent) != 3 || sent[0].subject != MixedSubject || sent[0].events != maxBatchPairs ||
+		sent[1].subject != fmt.Sprintf("%sc%d.m", outcomePrefix, maxBatchPairs) ||
+		sent[2].subject != outcomePrefix+"c0.m" || sent[2].events != 1 {
+		t.Fatalf("sent %d messages: %s (%d events), then %s and %s", len(sent), sent[0].subject, sent[0].events,
+			sent[len(sent)-2].subject, sent[len(sent)-1].subject)
 	}
 }
 

@@ -78,12 +78,7 @@ func TestConsumeSkipsAndCountsUnusableEvents(t *testing.T) {
 
 func TestConsumeFromSequence(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
-	for i := range 10 {
-		l.Publish(outcomeEvent(i))
-	}
-	if err := l.Flush(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
+	publishOutcomesOneByOne(t, l, 0, 10)
 	ch := make(chan domain.Event, 10)
 	stop, err := l.Consume(testkit.Context(t), 7, func(ev domain.Event, _ uint64) { ch <- ev })
 	if err != nil {
@@ -120,12 +115,7 @@ func TestReadStopsAtTheEnd(t *testing.T) {
 	if err := l.Read(ctx, 0, 0, func(domain.Event, uint64) error { t.Error("event in empty stream"); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	for i := range 20 {
-		l.Publish(outcomeEvent(i))
-	}
-	if err := l.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	publishOutcomesOneByOne(t, l, 0, 20)
 	var seqs []uint64
 	if err := l.Read(ctx, 5, 9, func(ev domain.Event, _ uint64) error {
 		seqs = append(seqs, ev.Seq)

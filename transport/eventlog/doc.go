@@ -15,6 +15,7 @@
 // Other services may subscribe to these (core NATS or JetStream):
 //
 //	airouter.events.outcome.<credential>.<model>   outcome.recorded
+//	airouter.events.outcome.~mixed.~mixed          outcome.recorded, of several pairs
 //	airouter.events.ban.<credential>.<model>       ban.imposed
 //	airouter.events.unban.<credential>.<model>     ban.lifted
 //	airouter.events.cooldown.<credential>.<model>  cooldown.started
@@ -43,8 +44,10 @@
 // UnescapeToken refuses such a token (ErrShortenedToken): the full name is
 // only in the event. The payload is the JSON of domain.Event; on an
 // outcome subject it may be several, one a line (JSON Lines, see batch.go),
-// all of the subject's pair. Apart from that split, the subject only helps
-// filtering and is never needed to decode an event.
+// all of the subject's pair, or on MixedSubject of several pairs (a round
+// with many pairs of few outcomes each: "~mixed" is no escaped name). Apart
+// from that split, the subject only helps filtering and is never needed to
+// decode an event; airouter.events.outcome.> holds every outcome.
 //
 // # Streams
 //
@@ -60,7 +63,8 @@
 // # Delivery
 //
 // Outcomes are batched: the publisher sends the outcome events queued
-// together as one message per pair. Outcomes are at-most-once: Publish drops (and counts) an event when its
+// together as one message per pair, and the pairs with few of them in a
+// round of many such pairs as one message on MixedSubject. Outcomes are at-most-once: Publish drops (and counts) an event when its
 // bounded queue is full, and an asynchronous publish error means "unknown",
 // never retried, except "no responders" (nobody stored it), which is sent
 // again once the stream answers. While NATS is unreachable the publisher

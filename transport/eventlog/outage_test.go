@@ -62,11 +62,10 @@ func TestOutageHoldsEventsUpToTheQueueAndFlushesThem(t *testing.T) {
 	if err := l.Flush(ctx); err != nil {
 		t.Fatalf("Flush after NATS came back: %v", err)
 	}
-	last, err := l.LastSeq(ctx)
-	if err != nil || last != uint64(3+accepted) {
-		t.Fatalf("LastSeq = %d, %v; want %d", last, err, 3+accepted)
-	}
 	evs := readAll(t, l)
+	if len(evs) != 3+accepted {
+		t.Fatalf("the stream holds %d events; want the %d accepted", len(evs), 3+accepted)
+	}
 	seen := map[string]bool{}
 	for _, ev := range evs {
 		id := ev.Outcome.RequestID
