@@ -21,18 +21,6 @@ func onlyConsumer(t *testing.T, l *Log) *consumer {
 	return nil
 }
 
-func publishAndFlush(t *testing.T, l *Log, from, to int) {
-	t.Helper()
-	for i := from; i < to; i++ {
-		if !l.Publish(outcomeEvent(i)) {
-			t.Fatalf("Publish %d refused", i)
-		}
-	}
-	if err := l.Flush(testkit.Context(t)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A consumption that dies under a consumer (as when the cluster node that
 // held it leaves and the client's own re-creation waits out a timeout) is
 // replaced from where it stopped: fn sees every event once, in order.

@@ -129,17 +129,25 @@ func checkLogOrder(t testing.TB, evs []domain.Event, n int) (messages int) {
 	return messages
 }
 
-// publishOutcomesOneByOne publishes outcomeEvent(from) to outcomeEvent(to-1),
-// each in a round of its own (a Flush after each), so each is a message of
-// its own at the next sequence.
-func publishOutcomesOneByOne(t testing.TB, l *Log, from, to int) {
+// publishAndFlush publishes outcomeEvent(from) to outcomeEvent(to-1) and
+// waits until they are stored.
+func publishAndFlush(t testing.TB, l *Log, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		if !l.Publish(outcomeEvent(i)) {
 			t.Fatalf("Publish %d refused", i)
 		}
-		if err := l.Flush(testkit.Context(t)); err != nil {
-			t.Fatal(err)
-		}
+	}
+	if err := l.Flush(testkit.Context(t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// publishOutcomesOneByOne is publishAndFlush with each event in a round of
+// its own, so each is a message of its own at the next sequence.
+func publishOutcomesOneByOne(t testing.TB, l *Log, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		publishAndFlush(t, l, i, i+1)
 	}
 }
