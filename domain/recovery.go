@@ -59,8 +59,8 @@ func (p RecoveryPolicy) Gap(n int) time.Duration {
 		if p.ProbeMax > 0 && g >= p.ProbeMax {
 			break
 		}
-		if g > time.Duration(1<<62) {
-			break
+		if g >= time.Duration(1<<62) {
+			break // doubling would pass the largest Duration
 		}
 		g *= 2
 	}
