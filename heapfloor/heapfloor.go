@@ -3,7 +3,7 @@
 //
 // With GOGC's default the collector runs whenever the heap doubles its
 // live part. A router's live heap is small (10-20 MB with the embedded
-// log) and it allocates a few KB per request, so under load a cycle came
+// log) and it allocates a few KB per request, so under load a cycle comes
 // every few hundred milliseconds. Each cycle's marking costs about the
 // same whatever the interval, so fewer cycles cost less CPU, and on one
 // processor a cycle is a stretch of milliseconds in which requests wait

@@ -133,13 +133,13 @@ func (b *batch) group(subject string) *batchGroup {
 func (b *batch) flush() {
 	few := 0
 	for i := range b.groups {
-		if g := &b.groups[i]; g.events > 0 && g.events < mixUnder {
+		if b.groups[i].few() {
 			few++
 		}
 	}
 	for i := range b.groups {
 		g := &b.groups[i]
-		if few >= mixPairs && g.events > 0 && g.events < mixUnder {
+		if few >= mixPairs && g.few() {
 			b.mix(g)
 		} else {
 			b.sendGroup(g)
@@ -150,6 +150,9 @@ func (b *batch) flush() {
 	b.groups = b.groups[:0]
 	clear(b.index)
 }
+
+// few reports whether the group holds events, but fewer than mixUnder.
+func (g *batchGroup) few() bool { return g.events > 0 && g.events < mixUnder }
 
 // mix moves g's items to the mixed group, sending that first when they
 // would take it past the bound.

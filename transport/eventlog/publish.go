@@ -26,7 +26,7 @@ type pubItem struct {
 
 // publish queues ev and never blocks (Log.Publish).
 func (p *publisher) publish(ev domain.Event) bool {
-	if p.closing.Load() || p.queue.len() >= p.queue.bound {
+	if p.closing.Load() || p.queue.full() { // offer checks again; this spares the encoding
 		p.counts.dropped.Add(1)
 		return false
 	}

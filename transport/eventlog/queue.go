@@ -44,7 +44,7 @@ func newPubQueue(bound int) *pubQueue {
 // Flush markers are queued past it.
 func (q *pubQueue) offer(it *pubItem, bounded bool) bool {
 	q.mu.Lock()
-	if bounded && q.queued.Load() >= int64(q.bound) {
+	if bounded && q.full() {
 		q.mu.Unlock()
 		return false
 	}
@@ -80,6 +80,9 @@ func (q *pubQueue) take() (*pubItem, bool) {
 	q.queued.Add(-1)
 	return it, true
 }
+
+// full reports whether the queue holds its bound.
+func (q *pubQueue) full() bool { return q.queued.Load() >= int64(q.bound) }
 
 // len is how many items are queued.
 func (q *pubQueue) len() int { return int(q.queued.Load()) }
