@@ -15,7 +15,7 @@ const (
 	DefaultWriteTimeout      = 60 * time.Second
 	DefaultIdleTimeout       = 2 * time.Minute
 	DefaultShutdownDelay     = 5 * time.Second
-	DefaultHeapFloorMB       = 64
+	DefaultHeapFloorMB       = 0
 )
 
 // maxBodySizeMB bounds max_body_size_mb and heap_floor_mb (1 TiB) so the

@@ -5,11 +5,14 @@
 // live part. A router's live heap is small (10-20 MB with the embedded
 // log) and it allocates a few KB per request, so under load a cycle comes
 // every few hundred milliseconds. Each cycle's marking costs about the
-// same whatever the interval, so fewer cycles cost less CPU, and on one
-// processor a cycle is a stretch of milliseconds in which requests wait
-// behind it. Holding the next cycle until the heap reaches the floor makes cycles
-// rarer by the ratio of the floor to twice the live heap, for a heap that
-// many bytes larger at most. Once the live heap passes half the floor the
+// same whatever the interval, so fewer cycles cost less CPU. Holding the
+// next cycle until the heap reaches the floor makes cycles rarer by the
+// ratio of the floor to twice the live heap, for a heap that many bytes
+// larger at most. On one busy processor a cycle is a stretch of
+// milliseconds in which requests wait behind it, and the stretch grows
+// with the heap the cycle ends, so a floor trades the slowest requests at
+// high rates for CPU: serve leaves it off unless server.heap_floor_mb
+// sets one. Once the live heap passes half the floor the
 // pacer asks for nothing more than the base percent, so a large pool is
 // paced as GOGC paces it. A memory limit (GOMEMLIMIT) still applies: the
 // runtime starts a cycle at whichever of the two goals comes first.

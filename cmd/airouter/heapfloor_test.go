@@ -34,15 +34,15 @@ func serveGCPercent(t *testing.T, bin, extra string) float64 {
 	return v
 }
 
-// serve paces the collector to server.heap_floor_mb: with the default
-// floor and a small live heap the percent is far above GOGC's 100; a
-// floor of 0 leaves it at 100.
+// serve paces the collector to server.heap_floor_mb: by default (a floor
+// of 0) it leaves the percent at GOGC's 100; with a floor of 64 MiB and a
+// small live heap the percent is far above it.
 func testHeapFloor(t *testing.T, bin string) {
-	if got := serveGCPercent(t, bin, ""); got <= 100 {
-		t.Errorf("with the default heap floor the collector runs at %v%%, want above 100", got)
+	if got := serveGCPercent(t, bin, ""); got != 100 {
+		t.Errorf("by default the collector runs at %v%%, want GOGC's 100", got)
 	}
-	if got := serveGCPercent(t, bin, "  heap_floor_mb: 0\n"); got != 100 {
-		t.Errorf("with heap_floor_mb 0 the collector runs at %v%%, want GOGC's 100", got)
+	if got := serveGCPercent(t, bin, "  heap_floor_mb: 64\n"); got <= 100 {
+		t.Errorf("with heap_floor_mb 64 the collector runs at %v%%, want above 100", got)
 	}
 }
 
