@@ -117,7 +117,9 @@ func (p *Proxy) upstreamRequest(ctx context.Context, r *http.Request, rq *reques
 	u := c.cred.base // a copy
 	u.Path += r.URL.Path
 	u.RawQuery = r.URL.RawQuery
-	req := &http.Request{
+	// Built as a value: WithContext copies it, so only the copy is
+	// allocated.
+	req := http.Request{
 		Method:        r.Method,
 		URL:           &u,
 		Proto:         "HTTP/1.1",
