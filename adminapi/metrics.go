@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,11 +49,14 @@ type Metrics struct {
 	streams *streamMetrics
 	// labels bounds the model label values (see maxModelLabels).
 	labels *modelLabels
+	// status holds the status labels of attempts and exhausted requests.
+	status statusDigits
 }
 
 func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error) {
 	m := &Metrics{
 		labels: labels,
+		status: newStatusDigits(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "auto_ai_router_requests_total",
 			Help: "Upstream attempts, retries and fallback hops included; a transport failure counts as 502, a timeout as 408.",
@@ -122,7 +124,7 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 // Attempt records one upstream attempt: status is the HTTP status, or 502
 // for a transport failure and 408 for a timeout.
 func (m *Metrics) Attempt(credential, model, endpoint string, status int, took time.Duration) {
-	m.requests.WithLabelValues(credential, m.labels.label(model), endpoint, strconv.Itoa(status)).Inc()
+	m.requests.WithLabelValues(credential, m.labels.label(model), endpoint, m.status.label(status)).Inc()
 	m.duration.WithLabelValues(credential, endpoint).Observe(took.Seconds())
 	m.credentialError(credential, status)
 }
@@ -150,7 +152,7 @@ func (m *Metrics) Request(hops int) {
 // Exhausted records a request no candidate served, by the status the
 // router answered with (429, 502, 503, 504, ...).
 func (m *Metrics) Exhausted(status int) {
-	m.exhausted.WithLabelValues(strconv.Itoa(status)).Inc()
+	m.exhausted.WithLabelValues(m.status.label(status)).Inc()
 }
 
 // metricsHandler serves the API's registry and the per-pair gauges
