@@ -88,14 +88,10 @@ func TestSpreadOutcomesAreStoredMixedAndReadWhole(t *testing.T) {
 			q.mu.Unlock()
 			t.Fatal(err)
 		}
-		q.offered = append(q.offered, it)
-		q.queued.Add(1)
+		q.offerLocked(it, false)
 	}
 	q.mu.Unlock()
-	select {
-	case q.ready <- struct{}{}:
-	default:
-	}
+	q.signal()
 	if err := l.Flush(testkit.Context(t)); err != nil {
 		t.Fatal(err)
 	}

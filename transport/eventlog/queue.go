@@ -44,18 +44,30 @@ func newPubQueue(bound int) *pubQueue {
 // Flush markers are queued past it.
 func (q *pubQueue) offer(it *pubItem, bounded bool) bool {
 	q.mu.Lock()
+	ok := q.offerLocked(it, bounded)
+	q.mu.Unlock()
+	if ok {
+		q.signal()
+	}
+	return ok
+}
+
+// offerLocked is offer's part under q.mu, without the wake-up.
+func (q *pubQueue) offerLocked(it *pubItem, bounded bool) bool {
 	if bounded && q.full() {
-		q.mu.Unlock()
 		return false
 	}
 	q.offered = append(q.offered, it)
 	q.queued.Add(1)
-	q.mu.Unlock()
+	return true
+}
+
+// signal wakes the taker unless a signal is already waiting.
+func (q *pubQueue) signal() {
 	select {
 	case q.ready <- struct{}{}:
-	default: // a signal is already waiting
+	default:
 	}
-	return true
 }
 
 // take returns the oldest queued item, or false when the queue is empty.
