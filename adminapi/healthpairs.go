@@ -1,10 +1,6 @@
 package adminapi
 
-import (
-	"strconv"
-
-	"github.com/airouter/airouter/projections"
-)
+import "github.com/airouter/airouter/projections"
 
 // The per-pair parts of /health, one rule each for the document built
 // whole (health) and the one written as it walks the pairs
@@ -41,27 +37,11 @@ func (a *API) sumBannedCounts(h *Health, p Pair, r *projections.PairRead) {
 			if ch.BannedErrorCounts == nil {
 				ch.BannedErrorCounts = map[string]int{}
 			}
-			addCount(ch.BannedErrorCounts, code, n)
+			// The label is a slice of one string, not a string per pair.
+			ch.BannedErrorCounts[a.metrics.status.label(code)] += n
 		}
 	}
 	h.Credentials[p.Credential] = ch
-}
-
-// addCount adds n to counts[code in decimal]. A key counts already holds
-// is reused: strconv.Itoa makes a new string for every code of three
-// digits, one per banned pair otherwise.
-func addCount(counts map[string]int, code, n int) {
-	var buf [20]byte
-	key := strconv.AppendInt(buf[:0], int64(code), 10)
-	if _, ok := counts[string(key)]; ok {
-		for k := range counts {
-			if k == string(key) {
-				counts[k] += n
-				return
-			}
-		}
-	}
-	counts[string(key)] = n
 }
 
 // watchedCounts are the counters of counts whose codes Fail2Ban watches

@@ -3,8 +3,9 @@ package adminapi
 import "strconv"
 
 // statusDigits is every status code from 100 to 599 written out in order,
-// three digits each, so an attempt's status label is a slice of it rather
-// than a string formatted per attempt. It is one string, so the collector
+// three digits each, so a status label (an attempt's, a code in /health's
+// banned error counts) is a slice of it rather than a string formatted
+// each time. It is one string, so the collector
 // has a single pointer to follow where a table of labels would have 500.
 type statusDigits string
 
