@@ -35,10 +35,11 @@ var allowed = map[string][]string{
 	"replicas":                      {"domain"},
 	"heapfloor":                     {},
 	"internal/testkit":              {},
+	"internal/bareproxy":            {},
 	"internal/testkit/collector":    {},
 	"transport/tracing":             {"redact"},
 	"cmd/airouter":                  {"*"},
-	"cmd/airbench":                  {},
+	"cmd/airbench":                  {"internal/bareproxy"},
 	"cmd/stubupstream":              {},
 }
 

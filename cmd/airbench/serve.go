@@ -6,9 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"time"
+
+	"github.com/airouter/airouter/internal/bareproxy"
 )
 
 // streamChunks and chunkGap shape the fake upstream's stream: 20 chunks
@@ -56,29 +57,13 @@ func upstreamHandler() http.Handler {
 	})
 }
 
-// bareProxy is the floor: httputil.ReverseProxy pooled like airouter's
-// transport, flushing streams at once. It reads the request body whole
-// before forwarding, as airouter does: streaming it through races with the
-// server closing the body once the answer's headers are written, which
-// tears down the upstream connection mid-stream (golang/go#40747).
+// bareProxy is the floor (package bareproxy) in front of upstream.
 func bareProxy(upstream string) (http.Handler, error) {
 	u, err := url.Parse(upstream)
 	if err != nil {
 		return nil, fmt.Errorf("-upstream %q: %w", upstream, err)
 	}
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 120 * time.Second,
-		DisableCompression: true, ForceAttemptHTTP2: true}
-	rp.FlushInterval = -1
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "read the request body: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		rp.ServeHTTP(w, r)
-	}), nil
+	return bareproxy.New(u), nil
 }
 
 // serveRole serves h on 127.0.0.1, prints "ready <url>" on out, and

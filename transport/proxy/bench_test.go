@@ -5,7 +5,6 @@ import (
 	"math"
 	"net"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"os"
 	"runtime"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/eventjson"
+	"github.com/airouter/airouter/internal/bareproxy"
 )
 
 // The proxy benchmark runs the fake upstream and the load generator in a
@@ -102,15 +102,11 @@ func benchAirouter(b *testing.B, upstreamURL string, edit ...func(*Deps)) http.H
 	return p.Handler()
 }
 
-// bareReverseProxy is the floor: httputil.ReverseProxy with a transport
-// pooled like airouter's (the default transport keeps 2 idle connections
-// per host, which would measure connection churn instead of proxying).
+// bareReverseProxy is the floor (package bareproxy) in front of
+// upstreamURL.
 func bareReverseProxy(upstreamURL string) http.Handler {
 	u, _ := url.Parse(upstreamURL)
-	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 120 * time.Second,
-		DisableCompression: true, ForceAttemptHTTP2: true}
-	return rp
+	return bareproxy.New(u)
 }
 
 type phaseResult struct {

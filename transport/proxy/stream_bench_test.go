@@ -1,11 +1,9 @@
 package proxy
 
 import (
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"strings"
 	"testing"
 )
 
@@ -61,76 +59,23 @@ const relayChunks = 100
 // directly, returning the allocations the long answers made more than the
 // short ones, proxied and direct.
 func streamRelayAllocs(b testing.TB) func() (proxied, direct float64) {
-	ch := []byte(chunk(" there,"))
-	next := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		n := relayChunks + 1
-		if r.URL.Query().Has("short") {
-			n = 1
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		for i := range n {
-			if i > 0 {
-				select {
-				case <-next:
-				case <-r.Context().Done():
-					return
-				}
-			}
-			_, _ = w.Write(ch)
-			_ = rc.Flush()
-		}
-		_, _ = io.WriteString(w, sse("[DONE]"))
-	}))
-	b.Cleanup(up.Close)
-	p := benchProxy(b, up.URL)
+	up, next := lockstepUpstream(b, relayChunks+1)
+	p := benchProxy(b, up)
 	pxs := httptest.NewServer(p.Handler())
 	b.Cleanup(pxs.Close)
-	px := pxs.URL
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
 	b.Cleanup(client.CloseIdleConnections)
-	body := `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`
-	buf := make([]byte, 4096)
 	// stream runs one request and returns the allocations made meanwhile.
 	stream := func(base string, short bool) uint64 {
-		u := base + "/v1/chat/completions"
-		if short {
-			u += "?short"
-		}
-		req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+masterKey)
-		req.Header.Set("Content-Type", "application/json")
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-		n := 1
-		if !short {
-			n = relayChunks + 1
-		}
-		for i := range n {
-			if _, err := io.ReadFull(resp.Body, buf[:len(ch)]); err != nil {
-				b.Fatalf("chunk %d: %v", i, err)
-			}
-			if i < n-1 {
-				next <- struct{}{}
-			}
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		_ = resp.Body.Close()
+		lockstepStream(b, client, next, base, relayChunks+1, short)
 		runtime.ReadMemStats(&after)
 		return after.Mallocs - before.Mallocs
 	}
 	return func() (proxied, direct float64) {
-		proxied = float64(stream(px, false)) - float64(stream(px, true))
-		direct = float64(stream(up.URL, false)) - float64(stream(up.URL, true))
+		proxied = float64(stream(pxs.URL, false)) - float64(stream(pxs.URL, true))
+		direct = float64(stream(up, false)) - float64(stream(up, true))
 		return proxied, direct
 	}
 }

@@ -1,0 +1,130 @@
+package proxy
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// BenchmarkStreamSideBySide streams the same answers in lockstep (the
+// upstream sends a chunk once the client has read the previous one)
+// straight from the upstream, through a bare httputil.ReverseProxy and
+// through the proxy (as benchAirouter builds it), one stream each in turn,
+// all in this process. What a proxy costs is the process's CPU (getrusage)
+// over the direct fetch's, so the client's and the upstream's share cancel
+// out; us/stream is that for a stream of sideChunks chunks, us/chunk the
+// slope between a long and a one-chunk answer. The two proxies take turns
+// going first, since whichever runs second finds less of its memory in
+// the cache. Pinned to one CPU (one processor, as in airbench -pin):
+//
+//	go test -c -o /tmp/proxy.test ./transport/proxy
+//	taskset -c 0 /tmp/proxy.test -test.run '^$' -test.bench StreamSideBySide -test.benchtime 4000x -test.cpu 1
+func BenchmarkStreamSideBySide(b *testing.B) {
+	up, next := lockstepUpstream(b, sideChunks)
+	bare := httptest.NewServer(bareReverseProxy(up))
+	b.Cleanup(bare.Close)
+	air := httptest.NewServer(benchAirouter(b, up))
+	b.Cleanup(air.Close)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
+	b.Cleanup(client.CloseIdleConnections)
+	targets := []string{up, bare.URL, air.URL}
+	var long, short [3]float64
+	for range 20 { // warm the connections and the pools
+		for _, t := range targets {
+			lockstepStream(b, client, next, t, sideChunks, false)
+		}
+	}
+	order := []int{0, 1, 2}
+	for b.Loop() {
+		order[1], order[2] = order[2], order[1]
+		for _, i := range order {
+			t := targets[i]
+			c := cpuSeconds()
+			lockstepStream(b, client, next, t, sideChunks, false)
+			m := cpuSeconds()
+			lockstepStream(b, client, next, t, sideChunks, true)
+			long[i] += m - c
+			short[i] += cpuSeconds() - m
+		}
+	}
+	n := float64(b.N)
+	perStream := func(i int) float64 { return (long[i] - long[0]) / n * 1e6 }
+	perChunk := func(i int) float64 {
+		return ((long[i] - short[i]) - (long[0] - short[0])) / n / (sideChunks - 1) * 1e6
+	}
+	b.ReportMetric(perStream(1), "bare-us/stream")
+	b.ReportMetric(perStream(2), "airouter-us/stream")
+	b.ReportMetric(perChunk(1), "bare-us/chunk")
+	b.ReportMetric(perChunk(2), "airouter-us/chunk")
+	b.ReportMetric(perStream(2)/perStream(1), "stream-ratio")
+	b.ReportMetric(perChunk(2)/perChunk(1), "chunk-ratio")
+}
+
+// sideChunks is how many chunks a long answer of the side-by-side has.
+const sideChunks = 20
+
+// lockstepUpstream serves chat completion streams of chunks chunks (one
+// with ?short), each after a receive on next, and returns its URL and next.
+func lockstepUpstream(b testing.TB, chunks int) (string, chan struct{}) {
+	ch := []byte(chunk(" there,"))
+	next := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		n := chunks
+		if r.URL.Query().Has("short") {
+			n = 1
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		for i := range n {
+			if i > 0 {
+				select {
+				case <-next:
+				case <-r.Context().Done():
+					return
+				}
+			}
+			_, _ = w.Write(ch)
+			_ = rc.Flush()
+		}
+		_, _ = io.WriteString(w, sse("[DONE]"))
+	}))
+	b.Cleanup(up.Close)
+	return up.URL, next
+}
+
+// lockstepStream runs one stream from base, an upstream of
+// lockstepUpstream (directly or through a proxy) whose long answer has
+// chunks chunks: the long answer, or the one-chunk one with short. It
+// reads each chunk before it lets the upstream send the next.
+func lockstepStream(b testing.TB, client *http.Client, next chan struct{}, base string, chunks int, short bool) {
+	u := base + "/v1/chat/completions"
+	n := chunks
+	if short {
+		u, n = u+"?short", 1
+	}
+	req, _ := http.NewRequest(http.MethodPost, u,
+		strings.NewReader(`{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("Authorization", "Bearer "+masterKey)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("%s: status %d", base, resp.StatusCode)
+	}
+	buf := make([]byte, len(chunk(" there,")))
+	for i := range n {
+		if _, err := io.ReadFull(resp.Body, buf); err != nil {
+			b.Fatalf("%s: chunk %d: %v", base, i, err)
+		}
+		if i < n-1 {
+			next <- struct{}{}
+		}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+}
