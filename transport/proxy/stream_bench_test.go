@@ -59,7 +59,8 @@ const relayChunks = 100
 // directly, returning the allocations the long answers made more than the
 // short ones, proxied and direct.
 func streamRelayAllocs(b testing.TB) func() (proxied, direct float64) {
-	up, next := lockstepUpstream(b, relayChunks+1)
+	next := make(chan struct{})
+	up := lockstepUpstream(b, relayChunks+1, next, "upstream")
 	p := benchProxy(b, up)
 	pxs := httptest.NewServer(p.Handler())
 	b.Cleanup(pxs.Close)

@@ -1,16 +1,18 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"strings"
 	"testing"
 )
 
 // BenchmarkStreamSideBySide streams the same answers in lockstep (the
 // upstream sends a chunk once the client has read the previous one)
-// straight from the upstream, through a bare httputil.ReverseProxy and
+// straight from an upstream, through a bare httputil.ReverseProxy and
 // through the proxy (as benchAirouter builds it), one stream each in turn,
 // all in this process. What a proxy costs is the process's CPU (getrusage)
 // over the direct fetch's, so the client's and the upstream's share cancel
@@ -21,30 +23,53 @@ import (
 //
 //	go test -c -o /tmp/proxy.test ./transport/proxy
 //	taskset -c 0 /tmp/proxy.test -test.run '^$' -test.bench StreamSideBySide -test.benchtime 4000x -test.cpu 1
+//
+// getrusage charges a target with whatever the process did in its turn,
+// such as a collection the previous target's garbage started. So every
+// target has an upstream and a client of its own, and every goroutine of a
+// target carries the profiler label target=<part>-<target> (the client,
+// its connections' loops, the proxy's handlers and the transport loops
+// they start, the upstream's handlers): with -test.cpuprofile,
+// `go tool pprof -tags` splits the CPU by part and target, and what is
+// left unlabelled is the runtime's (the scheduler, the collector).
 func BenchmarkStreamSideBySide(b *testing.B) {
-	up, next := lockstepUpstream(b, sideChunks)
-	bare := httptest.NewServer(bareReverseProxy(up))
-	b.Cleanup(bare.Close)
-	air := httptest.NewServer(benchAirouter(b, up))
-	b.Cleanup(air.Close)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
-	b.Cleanup(client.CloseIdleConnections)
-	targets := []string{up, bare.URL, air.URL}
-	var long, short [3]float64
+	next := make(chan struct{})
+	names := [3]string{"direct", "bare", "airouter"}
+	var targets [3]string
+	var clients [3]*http.Client
+	for i, name := range names {
+		up := lockstepUpstream(b, sideChunks, next, "upstream-"+name)
+		switch name {
+		case "direct":
+			targets[i] = up
+		case "bare":
+			targets[i] = serveLabelled(b, "proxy-"+name, bareReverseProxy(up))
+		default:
+			targets[i] = serveLabelled(b, "proxy-"+name, benchAirouter(b, up))
+		}
+		clients[i] = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
+		b.Cleanup(clients[i].CloseIdleConnections)
+	}
+	// stream runs one stream of target i under its client's label.
+	stream := func(i int, short bool) {
+		pprof.Do(context.Background(), pprof.Labels("target", "client-"+names[i]), func(context.Context) {
+			lockstepStream(b, clients[i], next, targets[i], sideChunks, short)
+		})
+	}
 	for range 20 { // warm the connections and the pools
-		for _, t := range targets {
-			lockstepStream(b, client, next, t, sideChunks, false)
+		for i := range targets {
+			stream(i, false)
 		}
 	}
+	var long, short [3]float64
 	order := []int{0, 1, 2}
 	for b.Loop() {
 		order[1], order[2] = order[2], order[1]
 		for _, i := range order {
-			t := targets[i]
 			c := cpuSeconds()
-			lockstepStream(b, client, next, t, sideChunks, false)
+			stream(i, false)
 			m := cpuSeconds()
-			lockstepStream(b, client, next, t, sideChunks, true)
+			stream(i, true)
 			long[i] += m - c
 			short[i] += cpuSeconds() - m
 		}
@@ -65,12 +90,26 @@ func BenchmarkStreamSideBySide(b *testing.B) {
 // sideChunks is how many chunks a long answer of the side-by-side has.
 const sideChunks = 20
 
+// serveLabelled serves h on 127.0.0.1 and returns its URL. A request's
+// handler sets the profiler label target=label on its goroutine and leaves
+// it there, so the connection's goroutine is labelled between requests
+// too, and so are the goroutines it starts (a transport's dial and its
+// connection's read and write loops).
+func serveLabelled(b testing.TB, label string, h http.Handler) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pprof.SetGoroutineLabels(pprof.WithLabels(r.Context(), pprof.Labels("target", label)))
+		h.ServeHTTP(w, r)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // lockstepUpstream serves chat completion streams of chunks chunks (one
-// with ?short), each after a receive on next, and returns its URL and next.
-func lockstepUpstream(b testing.TB, chunks int) (string, chan struct{}) {
+// with ?short), each after a receive on next, labelled as serveLabelled
+// does, and returns its URL.
+func lockstepUpstream(b testing.TB, chunks int, next chan struct{}, label string) string {
 	ch := []byte(chunk(" there,"))
-	next := make(chan struct{})
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serveLabelled(b, label, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		n := chunks
 		if r.URL.Query().Has("short") {
@@ -91,8 +130,6 @@ func lockstepUpstream(b testing.TB, chunks int) (string, chan struct{}) {
 		}
 		_, _ = io.WriteString(w, sse("[DONE]"))
 	}))
-	b.Cleanup(up.Close)
-	return up.URL, next
 }
 
 // lockstepStream runs one stream from base, an upstream of
