@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkStreamSideBySide streams the same answers in lockstep (the
@@ -22,16 +23,18 @@ import (
 // the cache. Pinned to one CPU (one processor, as in airbench -pin):
 //
 //	go test -c -o /tmp/proxy.test ./transport/proxy
-//	taskset -c 0 /tmp/proxy.test -test.run '^$' -test.bench StreamSideBySide -test.benchtime 4000x -test.cpu 1
+//	taskset -c 0 /tmp/proxy.test -test.run '^$' -test.bench StreamSideBySide -test.benchtime 6000x -test.cpu 1 -test.cpuprofile /tmp/side.prof
 //
 // getrusage charges a target with whatever the process did in its turn,
 // such as a collection the previous target's garbage started. So every
 // target has an upstream and a client of its own, and every goroutine of a
 // target carries the profiler label target=<part>-<target> (the client,
 // its connections' loops, the proxy's handlers and the transport loops
-// they start, the upstream's handlers): with -test.cpuprofile,
-// `go tool pprof -tags` splits the CPU by part and target, and what is
-// left unlabelled is the runtime's (the scheduler, the collector).
+// they start, the upstream's handlers, and for airouter the goroutine that
+// encodes its outcomes): with -test.cpuprofile, `go tool pprof -tags`
+// splits the CPU by part and target. Left unlabelled are the runtime's
+// goroutines (the scheduler, the collector) and the bare proxy's flush
+// timer, which httputil.ReverseProxy runs through time.AfterFunc.
 func BenchmarkStreamSideBySide(b *testing.B) {
 	next := make(chan struct{})
 	names := [3]string{"direct", "bare", "airouter"}
@@ -45,7 +48,10 @@ func BenchmarkStreamSideBySide(b *testing.B) {
 		case "bare":
 			targets[i] = serveLabelled(b, "proxy-"+name, bareReverseProxy(up))
 		default:
-			targets[i] = serveLabelled(b, "proxy-"+name, benchAirouter(b, up))
+			label := "proxy-" + name
+			pprof.Do(context.Background(), pprof.Labels("target", label), func(context.Context) {
+				targets[i] = serveLabelled(b, label, benchAirouter(b, up))
+			})
 		}
 		clients[i] = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}}
 		b.Cleanup(clients[i].CloseIdleConnections)
@@ -90,6 +96,9 @@ func BenchmarkStreamSideBySide(b *testing.B) {
 // sideChunks is how many chunks a long answer of the side-by-side has.
 const sideChunks = 20
 
+// lockstepChunk is every chunk of a lockstep answer.
+func lockstepChunk() string { return chunk(" there,") }
+
 // serveLabelled serves h on 127.0.0.1 and returns its URL. A request's
 // handler sets the profiler label target=label on its goroutine and leaves
 // it there, so the connection's goroutine is labelled between requests
@@ -108,7 +117,7 @@ func serveLabelled(b testing.TB, label string, h http.Handler) string {
 // with ?short), each after a receive on next, labelled as serveLabelled
 // does, and returns its URL.
 func lockstepUpstream(b testing.TB, chunks int, next chan struct{}, label string) string {
-	ch := []byte(chunk(" there,"))
+	ch := []byte(lockstepChunk())
 	return serveLabelled(b, label, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		n := chunks
@@ -154,13 +163,17 @@ func lockstepStream(b testing.TB, client *http.Client, next chan struct{}, base 
 	if resp.StatusCode != http.StatusOK {
 		b.Fatalf("%s: status %d", base, resp.StatusCode)
 	}
-	buf := make([]byte, len(chunk(" there,")))
+	buf := make([]byte, len(lockstepChunk()))
 	for i := range n {
 		if _, err := io.ReadFull(resp.Body, buf); err != nil {
 			b.Fatalf("%s: chunk %d: %v", base, i, err)
 		}
 		if i < n-1 {
-			next <- struct{}{}
+			select {
+			case next <- struct{}{}:
+			case <-time.After(10 * time.Second):
+				b.Fatalf("%s: the upstream stopped waiting after chunk %d", base, i)
+			}
 		}
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
