@@ -59,3 +59,28 @@ func BenchmarkAttemptMetrics(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAttemptMetricsPool is an attempt and its tokens counted on one
+// credential after another of pools of 2 and 1,000, every series already
+// made: what a request pays for its metrics as the pool grows.
+func BenchmarkAttemptMetricsPool(b *testing.B) {
+	m := newRig(b).api.Metrics()
+	for _, n := range []int{2, 1000} {
+		creds := make([]string, n)
+		for i := range creds {
+			creds[i] = fmt.Sprintf("pool-%04d", i)
+			m.Attempt(creds[i], "gpt-4o", "/v1/chat/completions", 200, 300*time.Millisecond)
+			m.Tokens(creds[i], "gpt-4o", 120, 300, 0, 0)
+		}
+		b.Run(fmt.Sprintf("credentials=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				c := creds[i%n]
+				i += 7
+				m.Attempt(c, "gpt-4o", "/v1/chat/completions", 200, 300*time.Millisecond)
+				m.Tokens(c, "gpt-4o", 120, 300, 0, 0)
+			}
+		})
+	}
+}
