@@ -86,4 +86,5 @@ func writeBoth(w io.Writer, pinned, unpinned runResult) {
 			}
 		}
 	}
+	writeRounds(w, []runResult{pinned, unpinned}, []string{"pinned", "unpinned"})
 }

@@ -49,7 +49,7 @@ func main() {
 	flag.BoolVar(&o.both, "both", false, "run everything pinned, then unpinned, and print both tables and their ratios side by side")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "how long each scenario runs against each target")
 	flag.IntVar(&o.conns, "conns", 64, "keep-alive connections of every scenario")
-	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians")
+	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians, and a second table compares the proxies round by round")
 	rates := flag.String("rates", "2000,5000", "the fixed request rates of the open loops, comma-separated")
 	flag.StringVar(&o.airouter, "airouter", "", "the airouter binary `PATH` (default: go build ./cmd/airouter, run from the module)")
 	flag.Parse()
@@ -166,6 +166,9 @@ type runResult struct {
 func (r runResult) write(w io.Writer, o options) {
 	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n\n", r.says, o.conns, o.duration, o.rounds)
 	writeTable(w, r.scs, r.rss, r.genRSS)
+	if !o.both {
+		writeRounds(w, []runResult{r}, []string{"this run"})
+	}
 }
 
 // runOnce starts the parts (pinned or not), runs every scenario against

@@ -11,7 +11,9 @@ import (
 type scenario struct {
 	mode string
 	rate int
-	runs [3]measure // direct, bare, airouter
+	runs [3]measure // direct, bare, airouter: the medians of the rounds
+	// rounds are every round's runs, for the round-by-round comparison.
+	rounds [3][]measure
 }
 
 type measure struct {
@@ -39,32 +41,44 @@ func (m measure) cpuPer() float64 {
 
 // runScenarios runs every scenario against the targets (direct, bare,
 // airouter) back to back, so the three runs of a scenario are seconds
-// apart on a machine whose speed drifts, o.rounds times, and keeps the
-// medians.
+// apart on a machine whose speed drifts, o.rounds times, and keeps every
+// round and the medians. The proxies take turns going first (roundOrder),
+// so a drift within a round favours neither.
 func runScenarios(o options, gen *proc, targets []*proc) ([]scenario, error) {
 	scs := []scenario{{mode: "closed"}, {mode: "stream"}}
 	for _, r := range o.rates {
 		scs = append(scs, scenario{mode: "rate", rate: r})
 	}
 	for i := range scs {
-		var rounds [3][]measure
-		for range o.rounds {
-			for j, t := range targets {
+		s := &scs[i]
+		for round := range o.rounds {
+			for _, j := range roundOrder(round) {
+				t := targets[j]
 				c0 := t.cpu()
 				r0, w0 := t.syscalls()
-				r, err := gen.load(loadCmd{Mode: scs[i].mode, URL: t.url, Conns: o.conns, Rate: scs[i].rate, Seconds: o.duration.Seconds()})
+				r, err := gen.load(loadCmd{Mode: s.mode, URL: t.url, Conns: o.conns, Rate: s.rate, Seconds: o.duration.Seconds()})
 				if err != nil {
 					return nil, err
 				}
 				r1, w1 := t.syscalls()
-				rounds[j] = append(rounds[j], measure{load: r, cpu: t.cpu() - c0, reads: r1 - r0, writes: w1 - w0})
+				s.rounds[j] = append(s.rounds[j], measure{load: r, cpu: t.cpu() - c0, reads: r1 - r0, writes: w1 - w0})
 			}
 		}
-		for j := range rounds {
-			scs[i].runs[j] = medianOf(rounds[j])
+		for j := range s.rounds {
+			s.runs[j] = medianOf(s.rounds[j])
 		}
 	}
 	return scs, nil
+}
+
+// roundOrder is the order of the targets (indexes into targetNames) in a
+// round: direct first, then the bare proxy and airouter, the two proxies
+// swapping places every round.
+func roundOrder(round int) [3]int {
+	if round%2 == 1 {
+		return [3]int{0, 2, 1}
+	}
+	return [3]int{0, 1, 2}
 }
 
 // medianOf is the run whose every figure is the median of the rounds'

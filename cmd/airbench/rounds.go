@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+)
+
+// The medians of the rounds compare figures taken minutes apart on a
+// machine whose speed drifts. Round by round, the bare proxy and airouter
+// ran seconds apart, so each round is one paired comparison, and the
+// split of the rounds says whether a difference is more than the drift:
+// the sign test's p is the chance of a split at least that uneven were
+// either proxy as likely as the other to come out lower.
+
+// figure is one figure compared round by round and how a run gives it.
+// A CPU figure also shows the median of the rounds' ratios; a latency's
+// ratio would be of what each proxy adds to a direct run of its own
+// round, too noisy a difference to divide by.
+type figure struct {
+	name string
+	of   func(measure) float64
+	cpu  bool
+}
+
+// scenarioFigures are the figures of s compared round by round.
+func scenarioFigures(s scenario) []figure {
+	cpu := func(m measure) float64 { return m.cpuPer() }
+	lat := func(f func(loadResult) float64) func(measure) float64 {
+		return func(m measure) float64 { return f(m.load) }
+	}
+	switch s.mode {
+	case "closed":
+		return []figure{{"closed loop, CPU per request", cpu, true}}
+	case "stream":
+		return []figure{
+			{"SSE streams, CPU per stream", cpu, true},
+			{"SSE streams, first byte p50", lat(func(l loadResult) float64 { return l.FirstP50 }), false},
+			{"SSE streams, first byte p99", lat(func(l loadResult) float64 { return l.FirstP99 }), false},
+		}
+	}
+	name := fmt.Sprintf("fixed %d req/s, ", s.rate)
+	return []figure{
+		{name + "CPU per request", cpu, true},
+		{name + "p99", lat(func(l loadResult) float64 { return l.P99 }), false},
+		{name + "p99.9", lat(func(l loadResult) float64 { return l.P999 }), false},
+	}
+}
+
+// paired is a figure compared round by round: in how many rounds
+// airouter's was lower than the bare proxy's and in how many higher
+// (a tie is neither), the median of the rounds' ratios (airouter over
+// bare; NaN when not asked for) and the sign test's two-sided p.
+type paired struct {
+	lower, higher int
+	ratio, p      float64
+}
+
+// pairRounds compares bare's and airouter's rounds of one figure; a round
+// in which either has no figure (no request answered) is left out.
+func pairRounds(bare, air []measure, f figure) paired {
+	out := paired{ratio: math.NaN()}
+	var ratios []float64
+	for i := range min(len(bare), len(air)) {
+		b, a := f.of(bare[i]), f.of(air[i])
+		if math.IsNaN(a) || math.IsNaN(b) {
+			continue
+		}
+		switch {
+		case a < b:
+			out.lower++
+		case a > b:
+			out.higher++
+		}
+		if f.cpu && b > 0 {
+			ratios = append(ratios, a/b)
+		}
+	}
+	if len(ratios) > 0 {
+		slices.Sort(ratios)
+		out.ratio = ratios[len(ratios)/2]
+	}
+	out.p = signTest(out.lower, out.lower+out.higher)
+	return out
+}
+
+// signTest is the two-sided p of k successes in n fair coin flips: twice
+// the smaller tail, at most 1.
+func signTest(k, n int) float64 {
+	if n == 0 {
+		return 1
+	}
+	k = min(k, n-k)
+	tail, c := 0.0, 1.0 // c is n choose i
+	for i := 0; i <= k; i++ {
+		tail += c
+		c = c * float64(n-i) / float64(i+1)
+	}
+	return min(1, 2*tail/math.Pow(2, float64(n)))
+}
+
+// String is the cell of a paired figure, as "lower in 12 of 15 rounds,
+// median ratio 0.93x, p 0.035".
+func (p paired) String() string {
+	s := fmt.Sprintf("lower in %d of %d rounds", p.lower, p.lower+p.higher)
+	if !math.IsNaN(p.ratio) {
+		s += fmt.Sprintf(", median ratio %.2fx", p.ratio)
+	}
+	return s + fmt.Sprintf(", p %.3f", p.p)
+}
+
+// roundRows are the round-by-round rows of one run: each figure's name
+// and its cell.
+func roundRows(r runResult) (names, cells []string) {
+	for _, s := range r.scs {
+		for _, f := range scenarioFigures(s) {
+			names = append(names, f.name)
+			cells = append(cells, pairRounds(s.rounds[1], s.rounds[2], f).String())
+		}
+	}
+	return names, cells
+}
+
+// writeRounds writes the round-by-round comparison of the runs (one
+// column each, headed by its name) when they had more than one round.
+func writeRounds(w io.Writer, runs []runResult, heads []string) {
+	if len(runs) == 0 || len(runs[0].scs) == 0 || len(runs[0].scs[0].rounds[1]) < 2 {
+		return
+	}
+	fmt.Fprintln(w, "\nRound by round: airouter against the bare proxy of the same round (the two take turns going first);")
+	fmt.Fprintln(w, "p is the sign test's, the chance of a split at least as uneven were neither proxy the faster:")
+	fmt.Fprintln(w)
+	names, _ := roundRows(runs[0])
+	cols := make([][]string, len(runs))
+	for i, r := range runs {
+		_, cols[i] = roundRows(r)
+	}
+	fmt.Fprint(w, "| figure |")
+	for _, h := range heads {
+		fmt.Fprintf(w, " %s |", h)
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range heads {
+		fmt.Fprint(w, "---|")
+	}
+	fmt.Fprintln(w)
+	for i, n := range names {
+		fmt.Fprintf(w, "| %s |", n)
+		for _, c := range cols {
+			cell := "-"
+			if i < len(c) {
+				cell = c[i]
+			}
+			fmt.Fprintf(w, " %s |", cell)
+		}
+		fmt.Fprintln(w)
+	}
+}
