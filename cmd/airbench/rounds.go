@@ -131,10 +131,14 @@ func writeRounds(w io.Writer, runs []runResult, heads []string) {
 	fmt.Fprintln(w, "\nRound by round: airouter against the bare proxy of the same round (the two take turns going first);")
 	fmt.Fprintln(w, "p is the sign test's, the chance of a split at least as uneven were neither proxy the faster:")
 	fmt.Fprintln(w)
-	names, _ := roundRows(runs[0])
+	var names []string
 	cols := make([][]string, len(runs))
 	for i, r := range runs {
-		_, cols[i] = roundRows(r)
+		ns, cells := roundRows(r)
+		if i == 0 {
+			names = ns
+		}
+		cols[i] = cells
 	}
 	fmt.Fprint(w, "| figure |")
 	for _, h := range heads {
