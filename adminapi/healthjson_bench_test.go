@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // BenchmarkHealthScale renders the unfiltered /health on pools of 1,000,
@@ -38,7 +38,7 @@ func BenchmarkHealthScale(b *testing.B) {
 				var w countingWriter
 				b.ReportAllocs()
 				runtime.GC()
-				cpu0 := processCPU(b)
+				cpu0 := testkit.ProcessCPU()
 				for b.Loop() {
 					w = countingWriter{header: http.Header{}}
 					enc.write(&w)
@@ -46,21 +46,12 @@ func BenchmarkHealthScale(b *testing.B) {
 						b.Fatalf("status %d", w.status)
 					}
 				}
-				b.ReportMetric(float64((processCPU(b)-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64((testkit.ProcessCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(w.n), "bytes/doc")
 				b.ReportMetric(float64(w.largest), "bytes/write")
 			})
 		}
 	}
-}
-
-// processCPU is the CPU time the process has used, user and system.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // countingWriter is an http.ResponseWriter that counts what is written

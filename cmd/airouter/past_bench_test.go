@@ -4,13 +4,12 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/airouter/airouter/adminapi"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/transport/eventlog"
 )
 
@@ -47,7 +46,7 @@ func BenchmarkPastView1M(b *testing.B) {
 			at := evs[tc.at-1].At
 			b.ReportAllocs()
 			base := heapAfterGC()
-			cpu0 := cpuTime()
+			cpu0 := testkit.ProcessCPU()
 			var held uint64
 			for i := 0; i < b.N; i++ {
 				st, err := h.StateAt(ctx, at)
@@ -64,19 +63,10 @@ func BenchmarkPastView1M(b *testing.B) {
 				runtime.KeepAlive(st)
 			}
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/answer")
-			b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/answer")
+			b.ReportMetric((testkit.ProcessCPU()-cpu0).Seconds()/float64(b.N), "cpu-s/answer")
 			b.ReportMetric(float64(held)/(1<<20), "MiB-held")
 		})
 	}
-}
-
-// cpuTime is the CPU time the process has used, user and system.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // heapAfterGC is the live heap after a collection.

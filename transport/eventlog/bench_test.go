@@ -367,3 +367,83 @@ func BenchmarkPublishControl(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLogCostAtRate is what the log costs the process at a steady
+// request rate: successful outcomes on two pairs (the side-by-side
+// benchmark's pool) published at rate per second for 3 s while an ordered
+// consumer decodes them, as a router's fold does. A producer tick every
+// millisecond publishes the outcomes due by then; the same ticks run for
+// 3 s beforehand with the log open and nothing published, and their CPU is
+// subtracted. It reports the log's CPU per second of load and per outcome,
+// and the messages the stream stored per second (a round of the publisher
+// sends one message per pair).
+func BenchmarkLogCostAtRate(b *testing.B) {
+	for _, rate := range []int{300, 2000, 5000} {
+		b.Run(fmt.Sprintf("%d", rate), func(b *testing.B) {
+			for range b.N {
+				logCostAtRate(b, rate, 3*time.Second)
+			}
+		})
+	}
+}
+
+func logCostAtRate(b *testing.B, rate int, d time.Duration) {
+	l := benchLog(b, b.TempDir())
+	defer closeBench(b, l)
+	var mu sync.Mutex
+	seqs, events := map[uint64]struct{}{}, 0
+	stop, err := l.Consume(context.Background(), 1, func(ev domain.Event, _ uint64) {
+		mu.Lock()
+		seqs[ev.Seq] = struct{}{}
+		events++
+		mu.Unlock()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	evs := make([]domain.Event, 2)
+	for i := range evs {
+		evs[i] = outcomeEvent(i)
+		o := *evs[i].Outcome
+		o.Status, o.Class = 200, domain.ClassOK
+		evs[i].Outcome = &o
+	}
+	cpu := testkit.ProcessCPU()
+	ticksFor(d, 0, nil)
+	idle := testkit.ProcessCPU() - cpu
+	cpu = testkit.ProcessCPU()
+	ticksFor(d, rate, func(n int) { l.Publish(evs[n%len(evs)]) })
+	if err := l.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	want := rate * int(d/time.Second)
+	testkit.Eventually(b, "every outcome consumed", func() bool { mu.Lock(); defer mu.Unlock(); return events >= want })
+	loaded := testkit.ProcessCPU() - cpu
+	cost := loaded - idle
+	b.ReportMetric(float64(cost.Microseconds())/d.Seconds(), "log-cpu-µs/s")
+	b.ReportMetric(float64(cost.Nanoseconds())/float64(want), "log-cpu-ns/outcome")
+	mu.Lock()
+	b.ReportMetric(float64(len(seqs))/d.Seconds(), "messages/s")
+	mu.Unlock()
+}
+
+// ticksFor runs a 1 ms ticker for d, calling publish for every outcome due
+// at rate per second.
+func ticksFor(d time.Duration, rate int, publish func(n int)) {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	start, sent := time.Now(), 0
+	for now := range tick.C {
+		el := now.Sub(start)
+		if el >= d {
+			break
+		}
+		for due := int(float64(rate) * el.Seconds()); sent < due; sent++ {
+			publish(sent)
+		}
+	}
+	for due := int(float64(rate) * d.Seconds()); sent < due; sent++ {
+		publish(sent)
+	}
+}

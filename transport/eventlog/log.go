@@ -47,7 +47,7 @@ func openIdle(ctx context.Context, opts Options) (*Log, error) {
 	}
 	l := &Log{opts: o, log: o.Logger.Named("eventlog"), errs: new(lastError)}
 	l.conn = newConn(l.log, l.errs, o.NatsURL)
-	l.pub = newPublisher(l.conn, l.log, l.errs, o.QueueSize)
+	l.pub = newPublisher(l.conn, l.log, l.errs, o.QueueSize, o.Clock)
 	if err := l.conn.openLog(ctx, o, l.pub.jetStreamOpts()...); err != nil {
 		return nil, errors.Join(err, l.conn.teardown())
 	}

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/airouter/airouter/transport/eventlog/streamspec"
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/airouter/airouter/transport/eventlog/streamspec"
 )
 
 // Storage kinds for Options.Storage; streamspec holds the rules config
@@ -76,6 +78,8 @@ type Options struct {
 	Logger hclog.Logger
 	// ServerName names the embedded server in logs (default "airouter").
 	ServerName string
+	// Clock times the publisher's rounds (default the real clock).
+	Clock clockwork.Clock
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -105,6 +109,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.QueueSize < 0 {
 		return o, fmt.Errorf("events.queue_size %d is negative", o.QueueSize)
+	}
+	if o.Clock == nil {
+		o.Clock = clockwork.NewRealClock()
 	}
 	if o.QueueSize == 0 {
 		o.QueueSize = DefaultQueueSize

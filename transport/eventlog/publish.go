@@ -14,12 +14,14 @@ import (
 // pubItem is one queued event, a batch of them on their way to the client
 // (events > 1, see batch.go), or a Flush marker (flushed != nil). A queued
 // outcome names its pair instead of its subject: the publisher goroutine
-// looks the subject up (subjectCache), off the request path.
+// looks the subject up (subjectCache), off the request path. prompt marks
+// an item its round should not hold past lingerDelay (publisher.linger).
 type pubItem struct {
 	subject string
 	pair    domain.Key
 	data    []byte
 	events  int
+	prompt  bool
 	flushed chan struct{}
 	ctx     context.Context
 }
@@ -55,9 +57,10 @@ func encodeItem(it *pubItem, ev domain.Event) error {
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", ev.Kind, err)
 	}
-	*it = pubItem{data: data, events: 1}
+	*it = pubItem{data: data, events: 1, prompt: true}
 	if ev.Kind == domain.KindOutcomeRecorded {
 		it.pair = ev.Outcome.Key()
+		it.prompt = ev.Outcome.Class != domain.ClassOK
 	} else {
 		it.subject = Subject(ev)
 	}
@@ -107,7 +110,7 @@ func (p *publisher) flush(ctx context.Context) error {
 	if p.closing.Load() {
 		return errors.New("flush events: the event log is closed")
 	}
-	it := pubItem{flushed: make(chan struct{}), ctx: ctx}
+	it := pubItem{flushed: make(chan struct{}), ctx: ctx, prompt: true}
 	p.queue.offer(&it, false)
 	select {
 	case <-it.flushed:

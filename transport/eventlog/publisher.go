@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -27,9 +28,10 @@ const (
 // them (outage.go), the synchronous control publishes (control.go) and the
 // counters of what was stored, dropped, failed and rejected.
 type publisher struct {
-	conn *conn
-	log  hclog.Logger
-	errs *lastError
+	conn  *conn
+	log   hclog.Logger
+	errs  *lastError
+	clock clockwork.Clock // times the rounds (linger)
 
 	queue *pubQueue
 	// retry holds publishes nobody answered, sent again first. It is a
@@ -61,11 +63,12 @@ type publisher struct {
 	reporter *lossReporter
 }
 
-func newPublisher(c *conn, log hclog.Logger, errs *lastError, queueSize int) *publisher {
+func newPublisher(c *conn, log hclog.Logger, errs *lastError, queueSize int, clock clockwork.Clock) *publisher {
 	p := &publisher{
 		conn:     c,
 		log:      log,
 		errs:     errs,
+		clock:    clock,
 		queue:    newPubQueue(queueSize),
 		retry:    make(chan *pubItem, retryCap),
 		stopping: make(chan struct{}),
@@ -164,7 +167,7 @@ func (p *publisher) run() {
 		if it, ok := p.queue.take(); ok {
 			p.unsent.Add(int64(it.events))
 			if it.flushed == nil && p.queue.len() < lingerUnder {
-				p.linger()
+				p.linger(it)
 			}
 			p.drain(it)
 			continue
@@ -206,23 +209,44 @@ func (p *publisher) finish() {
 // together, batched per pair (batch.go). Storing, acknowledging and
 // delivering a message costs the log about the same whatever it carries, so
 // the number of messages, not of events, is what the log costs the proxy
-// (BenchmarkProxyOverhead in transport/proxy measures it); a longer wait
-// makes bigger batches. The wait stays short because while a failing
-// pair's outcomes wait, requests still go to it (and fail over) until the
-// ban they lead to is folded. lingerUnder skips the wait when a round's
-// worth is already queued.
+// (BenchmarkLogCostAtRate measures it); a longer wait makes bigger batches.
+// The wait stays short for anything that may change routing: while a
+// failing pair's outcomes wait, requests still go to it (and fail over)
+// until the ban they lead to is folded. A round of successful outcomes
+// alone changes no ban, so it is held up to quietLinger, until an event of
+// any other kind, a Flush or lingerUnder events are queued: a healthy pool
+// sends a few rounds a second instead of fifty. lingerUnder skips the wait
+// when a round's worth is already queued.
 const (
 	lingerDelay = 20 * time.Millisecond
+	quietLinger = 100 * time.Millisecond
 	lingerUnder = 256
 )
 
-// linger waits lingerDelay, or less when the log is stopping.
-func (p *publisher) linger() {
-	t := time.NewTimer(lingerDelay)
+// linger waits lingerDelay from the round's first item; then, while
+// first and everything queued since are successful outcomes and fewer
+// than lingerUnder, until quietLinger has passed. It returns early when
+// the log is stopping.
+func (p *publisher) linger(first *pubItem) {
+	t := p.clock.NewTimer(lingerDelay)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.Chan():
 	case <-p.stopping:
+		return
+	}
+	if first.prompt {
+		return
+	}
+	t.Reset(quietLinger - lingerDelay)
+	for p.queue.quiet() {
+		select {
+		case <-t.Chan():
+			return
+		case <-p.queue.hurry:
+		case <-p.stopping:
+			return
+		}
 	}
 }
 

@@ -23,6 +23,11 @@ type pubQueue struct {
 	ready chan struct{}
 	// queued counts what is offered and not yet taken (Stats.Pending).
 	queued atomic.Int64
+	// prompt counts the queued items that should not wait out a quiet
+	// round (pubItem.prompt); hurry holds a signal when one was offered
+	// or the queue reached lingerUnder since the taker last looked.
+	prompt atomic.Int64
+	hurry  chan struct{}
 
 	mu      sync.Mutex
 	offered []*pubItem // oldest first
@@ -37,17 +42,21 @@ type pubQueue struct {
 const keptQueueCap = 1024
 
 func newPubQueue(bound int) *pubQueue {
-	return &pubQueue{bound: bound, ready: make(chan struct{}, 1)}
+	return &pubQueue{bound: bound, ready: make(chan struct{}, 1), hurry: make(chan struct{}, 1)}
 }
 
 // offer queues it unless bounded is set and the queue holds its bound;
 // Flush markers are queued past it.
 func (q *pubQueue) offer(it *pubItem, bounded bool) bool {
+	prompt := it.prompt // once offered, it is the taker's
 	q.mu.Lock()
 	ok := q.offerLocked(it, bounded)
 	q.mu.Unlock()
 	if ok {
 		q.signal()
+		if prompt || q.len() >= lingerUnder {
+			wake(q.hurry)
+		}
 	}
 	return ok
 }
@@ -59,13 +68,19 @@ func (q *pubQueue) offerLocked(it *pubItem, bounded bool) bool {
 	}
 	q.offered = append(q.offered, it)
 	q.queued.Add(1)
+	if it.prompt {
+		q.prompt.Add(1)
+	}
 	return true
 }
 
 // signal wakes the taker unless a signal is already waiting.
-func (q *pubQueue) signal() {
+func (q *pubQueue) signal() { wake(q.ready) }
+
+// wake leaves a signal in ch unless one is already waiting.
+func wake(ch chan struct{}) {
 	select {
-	case q.ready <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -90,11 +105,18 @@ func (q *pubQueue) take() (*pubItem, bool) {
 	q.taken[q.next] = nil
 	q.next++
 	q.queued.Add(-1)
+	if it.prompt {
+		q.prompt.Add(-1)
+	}
 	return it, true
 }
 
 // full reports whether the queue holds its bound.
 func (q *pubQueue) full() bool { return q.queued.Load() >= int64(q.bound) }
+
+// quiet reports whether every queued item may wait out a quiet round
+// and there are fewer than lingerUnder.
+func (q *pubQueue) quiet() bool { return q.prompt.Load() == 0 && q.len() < lingerUnder }
 
 // len is how many items are queued.
 func (q *pubQueue) len() int { return int(q.queued.Load()) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 )
 
 // TestPublishQueueMemory checks what the publish queues cost before any
@@ -18,7 +19,7 @@ func TestPublishQueueMemory(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	p := newPublisher(nil, hclog.NewNullLogger(), &lastError{}, DefaultQueueSize)
+	p := newPublisher(nil, hclog.NewNullLogger(), &lastError{}, DefaultQueueSize, clockwork.NewRealClock())
 	runtime.ReadMemStats(&after)
 	runtime.KeepAlive(p)
 	const limit = 48 << 10

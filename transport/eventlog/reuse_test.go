@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/airouter/airouter/eventjson"
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
+
+	"github.com/airouter/airouter/eventjson"
 )
 
 // A batch copies its items into one buffer of exactly the message's size
@@ -56,7 +58,7 @@ func TestBatchHandsItsItemsBackOnceCopied(t *testing.T) {
 // flow of outcomes allocates no queue entry or buffer of its own. A large
 // buffer is not kept.
 func TestPublishReusesHandedBackItems(t *testing.T) {
-	p := newPublisher(nil, hclog.NewNullLogger(), &lastError{}, 16)
+	p := newPublisher(nil, hclog.NewNullLogger(), &lastError{}, 16, clockwork.NewRealClock())
 	ev := outcomeEvent(7)
 	want, err := eventjson.Encode(ev)
 	if err != nil {

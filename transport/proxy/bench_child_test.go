@@ -14,9 +14,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // loadResult is what the child reports for one load run.
@@ -52,9 +53,9 @@ func runBenchChild(in io.Reader, out io.Writer) error {
 		if _, err := fmt.Sscanf(sc.Text(), "load %s %d %d %f", &target, &conns, &rate, &secs); err != nil {
 			return fmt.Errorf("bad command %q: %w", sc.Text(), err)
 		}
-		before := cpuSeconds()
+		before := testkit.ProcessCPU().Seconds()
 		res := generateLoad(target, conns, rate, time.Duration(secs*float64(time.Second)))
-		res.ChildCPU = cpuSeconds() - before
+		res.ChildCPU = testkit.ProcessCPU().Seconds() - before
 		b, _ := json.Marshal(res)
 		fmt.Fprintf(out, "%s\n", b)
 	}
@@ -138,15 +139,6 @@ func generateLoad(target string, conns, rate int, d time.Duration) loadResult {
 		return float64(all[int(p*float64(len(all)-1))].Nanoseconds()) / 1e3
 	}
 	return loadResult{Requests: int64(len(all)), Errors: nerr, Seconds: elapsed, P50us: pct(0.50), P99us: pct(0.99)}
-}
-
-// cpuSeconds is this process's user+system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
 // heapObjects is the number of heap objects allocated so far.

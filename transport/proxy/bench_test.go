@@ -16,6 +16,7 @@ import (
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/eventjson"
 	"github.com/airouter/airouter/internal/bareproxy"
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // The proxy benchmark runs the fake upstream and the load generator in a
@@ -167,6 +168,7 @@ func BenchmarkProxyOverhead(b *testing.B) {
 		url  string
 		cpu  func() float64 // the proxy process's CPU seconds
 	}
+	cpuSeconds := func() float64 { return testkit.ProcessCPU().Seconds() }
 	targets := []target{
 		{"direct", child.url, cpuSeconds},
 		{"reverseproxy", serve(b, bareReverseProxy(child.url)), cpuSeconds},

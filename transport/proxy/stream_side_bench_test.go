@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // BenchmarkStreamSideBySide streams the same answers in lockstep (the
@@ -72,12 +74,12 @@ func BenchmarkStreamSideBySide(b *testing.B) {
 	for b.Loop() {
 		order[1], order[2] = order[2], order[1]
 		for _, i := range order {
-			c := cpuSeconds()
+			c := testkit.ProcessCPU().Seconds()
 			stream(i, false)
-			m := cpuSeconds()
+			m := testkit.ProcessCPU().Seconds()
 			stream(i, true)
 			long[i] += m - c
-			short[i] += cpuSeconds() - m
+			short[i] += testkit.ProcessCPU().Seconds() - m
 		}
 	}
 	n := float64(b.N)

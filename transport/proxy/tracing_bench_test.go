@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/transport/tracing"
 )
 
@@ -37,12 +38,12 @@ func BenchmarkTracing(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.Cleanup(p.Close)
-			cpu := cpuSeconds()
+			cpu := testkit.ProcessCPU().Seconds()
 			benchChats(b, p.Handler())
 			// CPU time of the whole process (proxy, upstream, collector,
 			// exporter) per request: steadier than wall time on a shared
 			// machine.
-			b.ReportMetric((cpuSeconds()-cpu)*1e9/float64(b.N), "cpu-ns/op")
+			b.ReportMetric((testkit.ProcessCPU().Seconds()-cpu)*1e9/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
