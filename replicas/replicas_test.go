@@ -44,6 +44,28 @@ func TestTrackerListsReplicasSeenLately(t *testing.T) {
 	}
 }
 
+// A router is alone until another replica's heartbeat is folded, and again
+// once that one is older than SeenFor; its own heartbeats and an outcome
+// naming another replica do not count.
+func TestTrackerAloneUntilAnotherReplicaIsHeard(t *testing.T) {
+	tr := NewTracker("a", "me", nil)
+	if !tr.Alone(t0) {
+		t.Fatal("a new tracker is not alone")
+	}
+	tr.Observe(heartbeat(0, "a", "me", ""), true)
+	tr.Observe(domain.Event{Kind: domain.KindOutcomeRecorded, At: t0, Outcome: &domain.Outcome{Replica: "z"}}, true)
+	if !tr.Alone(t0) {
+		t.Fatal("its own heartbeat or another replica's outcome ended being alone")
+	}
+	tr.Observe(heartbeat(time.Second, "b", "x", ""), false)
+	if tr.Alone(t0.Add(time.Second)) {
+		t.Fatal("alone with b heard a moment ago")
+	}
+	if !tr.Alone(t0.Add(time.Second + SeenFor + time.Nanosecond)) {
+		t.Fatal("not alone SeenFor after b's last heartbeat")
+	}
+}
+
 // A live heartbeat with this router's id and another instance is a
 // conflict, logged at ERROR once while it lasts and shown for ConflictFor
 // after the last such heartbeat; the heartbeats of earlier processes with

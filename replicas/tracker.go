@@ -103,6 +103,13 @@ func (t *Tracker) Observe(ev domain.Event, live bool) {
 	t.conflict = Conflict{Replica: h.Replica, Instance: h.Instance, At: ev.At}
 }
 
+// Alone reports whether no replica but this router was heard from within
+// SeenFor before now.
+func (t *Tracker) Alone(now time.Time) bool {
+	seen, _ := t.View(now)
+	return !slices.ContainsFunc(seen, func(s Seen) bool { return !s.Self })
+}
+
 // View returns the replicas heard from within SeenFor before now, by id,
 // and the conflict on this router's id, if one was seen within
 // ConflictFor.

@@ -24,7 +24,21 @@ func (rt *router) observe(ev domain.Event, ch projections.Change, live bool) {
 	}
 	if o := ev.Outcome; o != nil && o.Replica != "" && o.Replica != rt.replica {
 		rt.proxy.CountPeer(o.Credential, o.Model, ev.At, o.Tokens)
+		rt.log.HoldQuietRounds(false)
 	}
+	if h := ev.Heartbeat; live && h != nil && h.Replica != rt.replica {
+		rt.log.HoldQuietRounds(false)
+	}
+}
+
+// holdQuietRounds lets the log hold rounds of successful outcomes longer
+// (eventlog.Log.HoldQuietRounds) while this router is alone on the log.
+// Its peers count its requests against the shared rate limits from those
+// outcomes, so once another replica is heard from (observe turns it off at
+// once) the rounds go out as promptly as any; it is looked at again with
+// every heartbeat this router sends.
+func (rt *router) holdQuietRounds() {
+	rt.log.HoldQuietRounds(rt.tracker.Alone(rt.clock.Now()))
 }
 
 // startBeater publishes this replica's heartbeat now and every
@@ -37,6 +51,7 @@ func (rt *router) startBeater(ctx context.Context) {
 		Fingerprint: rt.ownFingerprint,
 		Publish: func(ctx context.Context, ev domain.Event) error {
 			_, err := rt.log.PublishControl(ctx, ev)
+			rt.holdQuietRounds()
 			return err
 		},
 		Clock:  rt.clock,

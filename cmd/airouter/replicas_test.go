@@ -16,6 +16,7 @@ import (
 
 	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/internal/testkit"
+	"github.com/airouter/airouter/replicas"
 )
 
 // replicaConfig is a replica on the stand-alone server n named id, with one
@@ -260,4 +261,29 @@ func TestDuplicateReplicaIDIsReportedByBoth(t *testing.T) {
 		h := readHealth(t, a)
 		return h.Status == "healthy" && h.Log.ReplicaConflict == ""
 	})
+}
+
+// A router alone on its log holds rounds of successful outcomes longer; once
+// another replica is heard from, both send them as promptly as any (the
+// peers count each other's requests from them), and once the other has
+// been silent for replicas.SeenFor the one left holds them again.
+func TestOnlyARouterAloneHoldsQuietRounds(t *testing.T) {
+	n := testkit.StartNATS(t)
+	up := newUpstream(t, 200)
+	clock := clockwork.NewFakeClock()
+	var buf testkit.Buffer
+	a := startNamed(t, replicaConfig(t, n, "replica-a", -1, up), clock, &buf)
+	holds := func(r *running, want bool) {
+		t.Helper()
+		testkit.Eventually(t, fmt.Sprintf("%s holding quiet rounds: %v", r.replica, want), func() bool {
+			return r.log.Stats().HoldsQuietRounds == want
+		})
+	}
+	holds(a, true)
+	b := startNamed(t, replicaConfig(t, n, "replica-b", -1, up), clock, &buf)
+	holds(a, false)
+	holds(b, false)
+	b.stop()
+	clock.Advance(replicas.SeenFor + replicas.HeartbeatEvery) // a's next heartbeat finds b gone
+	holds(a, true)
 }

@@ -376,20 +376,24 @@ func BenchmarkPublishControl(b *testing.B) {
 // 3 s beforehand with the log open and nothing published, and their CPU is
 // subtracted. It reports the log's CPU per second of load and per outcome,
 // and the messages the stream stored per second (a round of the publisher
-// sends one message per pair).
+// sends one message per pair): for a router alone on its log (quiet rounds
+// held) and one sharing it with other replicas.
 func BenchmarkLogCostAtRate(b *testing.B) {
-	for _, rate := range []int{300, 2000, 5000} {
-		b.Run(fmt.Sprintf("%d", rate), func(b *testing.B) {
-			for range b.N {
-				logCostAtRate(b, rate, 3*time.Second)
-			}
-		})
+	for _, alone := range []bool{true, false} {
+		for _, rate := range []int{300, 2000, 5000} {
+			b.Run(fmt.Sprintf("alone=%v/%d", alone, rate), func(b *testing.B) {
+				for range b.N {
+					logCostAtRate(b, rate, 3*time.Second, alone)
+				}
+			})
+		}
 	}
 }
 
-func logCostAtRate(b *testing.B, rate int, d time.Duration) {
+func logCostAtRate(b *testing.B, rate int, d time.Duration, alone bool) {
 	l := benchLog(b, b.TempDir())
 	defer closeBench(b, l)
+	l.HoldQuietRounds(alone)
 	var mu sync.Mutex
 	seqs, events := map[uint64]struct{}{}, 0
 	stop, err := l.Consume(context.Background(), 1, func(ev domain.Event, _ uint64) {

@@ -31,6 +31,13 @@ func publishAll(t *testing.T, l *Log, evs ...domain.Event) {
 	}
 }
 
+// openQuiet opens a log on fc that holds quiet rounds.
+func openQuiet(t *testing.T, fc *clockwork.FakeClock) *Log {
+	l := openTest(t, Options{StoreDir: t.TempDir(), Clock: fc})
+	l.HoldQuietRounds(true)
+	return l
+}
+
 // lingering waits until the publisher waits on the fake clock.
 func lingering(t *testing.T, fc *clockwork.FakeClock) {
 	t.Helper()
@@ -57,7 +64,7 @@ func messagesOf(evs []domain.Event) int {
 
 func TestARoundOfSuccessesWaitsUntilAnEventThatMayChangeRouting(t *testing.T) {
 	fc := clockwork.NewFakeClock()
-	l := openTest(t, Options{StoreDir: t.TempDir(), Clock: fc})
+	l := openQuiet(t, fc)
 	publishAll(t, l, pairOutcome(0, domain.ClassOK))
 	lingering(t, fc)
 	fc.Advance(lingerDelay)
@@ -80,7 +87,7 @@ func TestARoundOfSuccessesWaitsUntilAnEventThatMayChangeRouting(t *testing.T) {
 
 func TestARoundOfSuccessesGoesOutAtQuietLinger(t *testing.T) {
 	fc := clockwork.NewFakeClock()
-	l := openTest(t, Options{StoreDir: t.TempDir(), Clock: fc})
+	l := openQuiet(t, fc)
 	publishAll(t, l, pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassOK))
 	lingering(t, fc)
 	fc.Advance(lingerDelay)
@@ -100,7 +107,7 @@ func TestARoundWithAnythingButSuccessesGoesOutAtLingerDelay(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			fc := clockwork.NewFakeClock()
-			l := openTest(t, Options{StoreDir: t.TempDir(), Clock: fc})
+			l := openQuiet(t, fc)
 			publishAll(t, l, evs...)
 			lingering(t, fc)
 			fc.Advance(lingerDelay)
@@ -112,7 +119,7 @@ func TestARoundWithAnythingButSuccessesGoesOutAtLingerDelay(t *testing.T) {
 func TestAQuietRoundEndsOnFlushOrAFullRound(t *testing.T) {
 	t.Run("flush", func(t *testing.T) {
 		fc := clockwork.NewFakeClock()
-		l := openTest(t, Options{StoreDir: t.TempDir(), Clock: fc})
+		l := openQuiet(t, fc)
 		publishAll(t, l, pairOutcome(0, domain.ClassOK))
 		lingering(t, fc)
 		fc.Advance(lingerDelay)
@@ -126,7 +133,7 @@ func TestAQuietRoundEndsOnFlushOrAFullRound(t *testing.T) {
 	})
 	t.Run("lingerUnder events", func(t *testing.T) {
 		fc := clockwork.NewFakeClock()
-		l := openTest(t, Options{StoreDir: t.TempDir(), Clock: fc})
+		l := openQuiet(t, fc)
 		publishAll(t, l, pairOutcome(0, domain.ClassOK))
 		lingering(t, fc)
 		fc.Advance(lingerDelay)
@@ -136,4 +143,19 @@ func TestAQuietRoundEndsOnFlushOrAFullRound(t *testing.T) {
 		}
 		waitPublished(t, l, lingerUnder+1)
 	})
+}
+
+func TestQuietRoundsAreHeldOnlyWhenAsked(t *testing.T) {
+	fc := clockwork.NewFakeClock()
+	l := openTest(t, Options{StoreDir: t.TempDir(), Clock: fc})
+	publishAll(t, l, pairOutcome(0, domain.ClassOK))
+	lingering(t, fc)
+	fc.Advance(lingerDelay)
+	waitPublished(t, l, 1)
+	l.HoldQuietRounds(true)
+	l.HoldQuietRounds(false)
+	publishAll(t, l, pairOutcome(1, domain.ClassOK))
+	lingering(t, fc)
+	fc.Advance(lingerDelay)
+	waitPublished(t, l, 2)
 }

@@ -78,6 +78,17 @@ func (l *Log) ClientURL() string {
 // at-most-once: use PublishControl for events that must not be lost.
 func (l *Log) Publish(ev domain.Event) bool { return l.pub.publish(ev) }
 
+// HoldQuietRounds sets whether the publisher may hold a round holding
+// only successful outcomes up to 100 ms instead of 20 (publisher.linger):
+// fewer, larger messages, for a router that is the log's only replica.
+// Off when Open returns; a router sharing the log keeps it off, since its
+// peers count its requests from those outcomes.
+func (l *Log) HoldQuietRounds(on bool) {
+	if l.pub.holdQuiet.Load() != on {
+		l.pub.holdQuiet.Store(on)
+	}
+}
+
 // PublishControl publishes a ban, unban, cooldown, bench or settings event
 // synchronously with Nats-Msg-Id set to ev.ID, retrying transient failures
 // with backoff within ctx; while the connection is down it gives up after

@@ -48,6 +48,9 @@ type publisher struct {
 	abort    chan struct{} // closed by stop when its deadline passes
 	done     chan struct{} // closed when the goroutine has ended
 
+	// holdQuiet lets linger hold a round of successful outcomes up to
+	// quietLinger (Log.HoldQuietRounds).
+	holdQuiet atomic.Bool
 	// streamDown is whether the stream left the last publish unanswered.
 	streamDown atomic.Bool
 	// store is the store's health: a full store holds events (store.go).
@@ -215,8 +218,10 @@ func (p *publisher) finish() {
 // until the ban they lead to is folded. A round of successful outcomes
 // alone changes no ban, so it is held up to quietLinger, until an event of
 // any other kind, a Flush or lingerUnder events are queued: a healthy pool
-// sends a few rounds a second instead of fifty. lingerUnder skips the wait
-// when a round's worth is already queued.
+// sends a few rounds a second instead of fifty. Only while the router is
+// told it is the log's one replica (Log.HoldQuietRounds): other replicas
+// count its requests against shared rate limits from those outcomes.
+// lingerUnder skips the wait when a round's worth is already queued.
 const (
 	lingerDelay = 20 * time.Millisecond
 	quietLinger = 100 * time.Millisecond
@@ -224,9 +229,9 @@ const (
 )
 
 // linger waits lingerDelay from the round's first item; then, while
-// first and everything queued since are successful outcomes and fewer
-// than lingerUnder, until quietLinger has passed. It returns early when
-// the log is stopping.
+// quiet rounds are held and first and everything queued since are
+// successful outcomes, fewer than lingerUnder, until quietLinger has
+// passed. It returns early when the log is stopping.
 func (p *publisher) linger(first *pubItem) {
 	t := p.clock.NewTimer(lingerDelay)
 	defer t.Stop()
@@ -235,7 +240,7 @@ func (p *publisher) linger(first *pubItem) {
 	case <-p.stopping:
 		return
 	}
-	if first.prompt {
+	if first.prompt || !p.holdQuiet.Load() {
 		return
 	}
 	t.Reset(quietLinger - lingerDelay)
@@ -290,4 +295,5 @@ func (p *publisher) addStats(s *Stats) {
 	s.Writable = p.writable()
 	s.StoreFault = p.store.get()
 	s.StoreRestarts = p.store.restarts.Load()
+	s.HoldsQuietRounds = p.holdQuiet.Load()
 }

@@ -40,6 +40,9 @@ type Stats struct {
 	// a fault was cleared by freeing space.
 	StoreFault    string
 	StoreRestarts uint64
+	// HoldsQuietRounds reports whether rounds of successful outcomes are
+	// held longer (Log.HoldQuietRounds).
+	HoldsQuietRounds bool
 	// LastError is the most recent publish, consume or connection error,
 	// "" if none.
 	LastError string
