@@ -24,7 +24,9 @@ func (rt *router) observe(ev domain.Event, ch projections.Change, live bool) {
 	}
 	if o := ev.Outcome; o != nil && o.Replica != "" && o.Replica != rt.replica {
 		rt.proxy.CountPeer(o.Credential, o.Model, ev.At, o.Tokens)
-		rt.log.HoldQuietRounds(false)
+		if live {
+			rt.log.HoldQuietRounds(false)
+		}
 	}
 	if h := ev.Heartbeat; live && h != nil && h.Replica != rt.replica {
 		rt.log.HoldQuietRounds(false)
