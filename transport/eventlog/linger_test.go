@@ -38,6 +38,18 @@ func openQuiet(t *testing.T, fc *clockwork.FakeClock) *Log {
 	return l
 }
 
+// heldQuietRound opens a log on fc holding quiet rounds, publishes first
+// (successes) and moves the clock past lingerDelay: the round is held.
+func heldQuietRound(t *testing.T, fc *clockwork.FakeClock, first ...domain.Event) *Log {
+	t.Helper()
+	l := openQuiet(t, fc)
+	publishAll(t, l, first...)
+	lingering(t, fc)
+	fc.Advance(lingerDelay)
+	lingering(t, fc)
+	return l
+}
+
 // lingering waits until the publisher waits on the fake clock.
 func lingering(t *testing.T, fc *clockwork.FakeClock) {
 	t.Helper()
@@ -64,11 +76,7 @@ func messagesOf(evs []domain.Event) int {
 
 func TestARoundOfSuccessesWaitsUntilAnEventThatMayChangeRouting(t *testing.T) {
 	fc := clockwork.NewFakeClock()
-	l := openQuiet(t, fc)
-	publishAll(t, l, pairOutcome(0, domain.ClassOK))
-	lingering(t, fc)
-	fc.Advance(lingerDelay)
-	lingering(t, fc) // successes alone: the round is held on
+	l := heldQuietRound(t, fc, pairOutcome(0, domain.ClassOK))
 	if s := l.Stats(); s.Published != 0 || s.Pending != 1 {
 		t.Fatalf("after lingerDelay: published %d, pending %d; want the success held", s.Published, s.Pending)
 	}
@@ -87,11 +95,7 @@ func TestARoundOfSuccessesWaitsUntilAnEventThatMayChangeRouting(t *testing.T) {
 
 func TestARoundOfSuccessesGoesOutAtQuietLinger(t *testing.T) {
 	fc := clockwork.NewFakeClock()
-	l := openQuiet(t, fc)
-	publishAll(t, l, pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassOK))
-	lingering(t, fc)
-	fc.Advance(lingerDelay)
-	lingering(t, fc)
+	l := heldQuietRound(t, fc, pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassOK))
 	fc.Advance(quietLinger - lingerDelay)
 	waitPublished(t, l, 2)
 	if evs := readAll(t, l); messagesOf(evs) != 1 {
@@ -118,12 +122,7 @@ func TestARoundWithAnythingButSuccessesGoesOutAtLingerDelay(t *testing.T) {
 
 func TestAQuietRoundEndsOnFlushOrAFullRound(t *testing.T) {
 	t.Run("flush", func(t *testing.T) {
-		fc := clockwork.NewFakeClock()
-		l := openQuiet(t, fc)
-		publishAll(t, l, pairOutcome(0, domain.ClassOK))
-		lingering(t, fc)
-		fc.Advance(lingerDelay)
-		lingering(t, fc)
+		l := heldQuietRound(t, clockwork.NewFakeClock(), pairOutcome(0, domain.ClassOK))
 		if err := l.Flush(testkit.Context(t)); err != nil {
 			t.Fatal(err)
 		}
@@ -132,12 +131,7 @@ func TestAQuietRoundEndsOnFlushOrAFullRound(t *testing.T) {
 		}
 	})
 	t.Run("lingerUnder events", func(t *testing.T) {
-		fc := clockwork.NewFakeClock()
-		l := openQuiet(t, fc)
-		publishAll(t, l, pairOutcome(0, domain.ClassOK))
-		lingering(t, fc)
-		fc.Advance(lingerDelay)
-		lingering(t, fc)
+		l := heldQuietRound(t, clockwork.NewFakeClock(), pairOutcome(0, domain.ClassOK))
 		for i := 1; i <= lingerUnder; i++ {
 			publishAll(t, l, pairOutcome(i, domain.ClassOK))
 		}
