@@ -57,11 +57,18 @@ func (rt *router) proxyDeps(cfg *config.Config, settings func() domain.FallbackS
 }
 
 // record publishes one attempt's outcome; it never blocks (a full queue is
-// a counted drop inside the log).
+// a counted drop inside the log). A success on a pair the snapshot holds
+// back (a recovery probe, a request routed in panic) may lift its ban or
+// cooldown, so it goes out promptly; other successes may wait out a quiet
+// round (eventlog.Log.HoldQuietRounds).
 func (rt *router) record(o domain.Outcome) {
-	rt.log.Publish(domain.Event{
-		Kind:    domain.KindOutcomeRecorded,
-		At:      rt.clock.Now().UTC(),
-		Outcome: &o,
-	})
+	now := rt.clock.Now().UTC()
+	ev := domain.Event{Kind: domain.KindOutcomeRecorded, At: now, Outcome: &o}
+	if o.Success() {
+		if _, held := rt.live.Load().Blocked(o.Credential, o.Model, now); held {
+			rt.log.PublishPrompt(ev)
+			return
+		}
+	}
+	rt.log.Publish(ev)
 }

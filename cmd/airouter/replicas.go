@@ -22,25 +22,28 @@ func (rt *router) observe(ev domain.Event, ch projections.Change, live bool) {
 	for _, d := range ch.Dropped {
 		rt.proxy.Forget(d.Key)
 	}
+	peer := false
 	if o := ev.Outcome; o != nil && o.Replica != "" && o.Replica != rt.replica {
 		rt.proxy.CountPeer(o.Credential, o.Model, ev.At, o.Tokens)
-		if live {
-			rt.log.HoldQuietRounds(false)
-		}
+		peer = true
 	}
-	if h := ev.Heartbeat; live && h != nil && h.Replica != rt.replica {
+	if h := ev.Heartbeat; h != nil && h.Replica != rt.replica {
+		peer = true
+	}
+	if peer && live {
 		rt.log.HoldQuietRounds(false)
 	}
 }
 
 // holdQuietRounds lets the log hold rounds of successful outcomes longer
-// (eventlog.Log.HoldQuietRounds) while this router is alone on the log.
-// Its peers count its requests against the shared rate limits from those
-// outcomes, so once another replica is heard from (observe turns it off at
-// once) the rounds go out as promptly as any; it is looked at again with
-// every heartbeat this router sends.
+// (eventlog.Log.HoldQuietRounds) while this router runs the embedded log
+// and has heard from no other replica (one may share it through
+// events.listen). Peers count its requests against the shared rate limits
+// from those outcomes, so a router on an external cluster never holds them,
+// and observe turns holding off once another replica is heard from; it is
+// looked at again with every heartbeat this router sends.
 func (rt *router) holdQuietRounds() {
-	rt.log.HoldQuietRounds(rt.tracker.Alone(rt.clock.Now()))
+	rt.log.HoldQuietRounds(rt.cfg.Events.Embedded() && rt.tracker.Alone(rt.clock.Now()))
 }
 
 // startBeater publishes this replica's heartbeat now and every

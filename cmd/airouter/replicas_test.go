@@ -15,6 +15,7 @@ import (
 	"github.com/jonboulle/clockwork"
 
 	"github.com/airouter/airouter/config"
+	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/internal/testkit"
 	"github.com/airouter/airouter/replicas"
 )
@@ -263,27 +264,38 @@ func TestDuplicateReplicaIDIsReportedByBoth(t *testing.T) {
 	})
 }
 
-// A router alone on its log holds rounds of successful outcomes longer; once
-// another replica is heard from, both send them as promptly as any (the
-// peers count each other's requests from them), and once the other has
-// been silent for replicas.SeenFor the one left holds them again.
-func TestOnlyARouterAloneHoldsQuietRounds(t *testing.T) {
-	n := testkit.StartNATS(t)
-	up := newUpstream(t, 200)
+// A router alone on its embedded log holds rounds of successful outcomes
+// longer; a live heartbeat or outcome of another replica (one may share the
+// log through events.listen) stops it at once, and once no other replica
+// has been heard from for replicas.SeenFor, its next heartbeat starts it
+// again. A router on an external cluster never holds them.
+func TestOnlyARouterAloneOnItsEmbeddedLogHoldsQuietRounds(t *testing.T) {
 	clock := clockwork.NewFakeClock()
-	var buf testkit.Buffer
-	a := startNamed(t, replicaConfig(t, n, "replica-a", -1, up), clock, &buf)
+	a := startOn(t, testConfig(t, t.TempDir(), "file", "", newUpstream(t, 200)), clock)
 	holds := func(r *running, want bool) {
 		t.Helper()
-		testkit.Eventually(t, fmt.Sprintf("%s holding quiet rounds: %v", r.replica, want), func() bool {
+		testkit.Eventually(t, fmt.Sprintf("holding quiet rounds: %v", want), func() bool {
 			return r.log.Stats().HoldsQuietRounds == want
 		})
 	}
 	holds(a, true)
-	b := startNamed(t, replicaConfig(t, n, "replica-b", -1, up), clock, &buf)
+	peer := domain.Event{V: domain.SchemaVersion, Kind: domain.KindReplicaHeartbeat, At: clock.Now(), ID: "heartbeat/replica-x/other/1",
+		Heartbeat: &domain.Heartbeat{Replica: "replica-x", Instance: "other"}}
+	if _, err := a.log.PublishControl(testkit.Context(t), peer); err != nil {
+		t.Fatal(err)
+	}
 	holds(a, false)
-	holds(b, false)
-	b.stop()
-	clock.Advance(replicas.SeenFor + replicas.HeartbeatEvery) // a's next heartbeat finds b gone
+	clock.Advance(replicas.SeenFor + replicas.HeartbeatEvery) // a's next heartbeat finds replica-x gone
 	holds(a, true)
+	a.log.Publish(domain.Event{V: domain.SchemaVersion, Kind: domain.KindOutcomeRecorded, At: clock.Now(),
+		Outcome: &domain.Outcome{Credential: "cred-a", Model: "gpt-test", Status: 200, Class: domain.ClassOK,
+			Attempt: 1, RequestID: "req-peer", Replica: "replica-y"}})
+	holds(a, false)
+
+	n := testkit.StartNATS(t)
+	ext := startNamed(t, replicaConfig(t, n, "replica-e", -1, newUpstream(t, 200)), clock, &testkit.Buffer{})
+	ext.holdQuietRounds()
+	if ext.log.Stats().HoldsQuietRounds {
+		t.Error("a router alone on an external cluster holds quiet rounds")
+	}
 }

@@ -3,6 +3,7 @@ package eventlog
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jonboulle/clockwork"
 
@@ -96,7 +97,12 @@ func TestARoundOfSuccessesWaitsUntilAnEventThatMayChangeRouting(t *testing.T) {
 func TestARoundOfSuccessesGoesOutAtQuietLinger(t *testing.T) {
 	fc := clockwork.NewFakeClock()
 	l := heldQuietRound(t, fc, pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassOK))
-	fc.Advance(quietLinger - lingerDelay)
+	fc.Advance(quietLinger - lingerDelay - time.Millisecond)
+	lingering(t, fc)
+	if s := l.Stats(); s.Published != 0 {
+		t.Fatalf("%d stored a millisecond before quietLinger, want the round held", s.Published)
+	}
+	fc.Advance(time.Millisecond)
 	waitPublished(t, l, 2)
 	if evs := readAll(t, l); messagesOf(evs) != 1 {
 		t.Fatalf("%d messages, want the round in one", messagesOf(evs))
@@ -108,11 +114,19 @@ func TestARoundWithAnythingButSuccessesGoesOutAtLingerDelay(t *testing.T) {
 		"a failure first":          {pairOutcome(0, domain.ClassServerError)},
 		"a failure after success":  {pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassTimeout)},
 		"an event of another kind": {pairOutcome(0, domain.ClassOK), banEvent("b1", "cred-00", "m")},
+		"a prompt success":         {pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassOK)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fc := clockwork.NewFakeClock()
 			l := openQuiet(t, fc)
-			publishAll(t, l, evs...)
+			publishAll(t, l, evs[0])
+			if name == "a prompt success" {
+				if !l.PublishPrompt(evs[1]) {
+					t.Fatal("PublishPrompt refused")
+				}
+			} else {
+				publishAll(t, l, evs[1:]...)
+			}
 			lingering(t, fc)
 			fc.Advance(lingerDelay)
 			waitPublished(t, l, uint64(len(evs)))
@@ -137,6 +151,12 @@ func TestAQuietRoundEndsOnFlushOrAFullRound(t *testing.T) {
 		}
 		waitPublished(t, l, lingerUnder+1)
 	})
+}
+
+func TestTurningQuietRoundsOffSendsAHeldRound(t *testing.T) {
+	l := heldQuietRound(t, clockwork.NewFakeClock(), pairOutcome(0, domain.ClassOK))
+	l.HoldQuietRounds(false)
+	waitPublished(t, l, 1)
 }
 
 func TestQuietRoundsAreHeldOnlyWhenAsked(t *testing.T) {

@@ -78,14 +78,21 @@ func (l *Log) ClientURL() string {
 // at-most-once: use PublishControl for events that must not be lost.
 func (l *Log) Publish(ev domain.Event) bool { return l.pub.publish(ev) }
 
+// PublishPrompt is Publish for a successful outcome that may change
+// routing (a success on a pair under a ban or a cooldown may lift it): its
+// round is not held past 20 ms.
+func (l *Log) PublishPrompt(ev domain.Event) bool { return l.pub.publishPrompt(ev) }
+
 // HoldQuietRounds sets whether the publisher may hold a round holding
 // only successful outcomes up to 100 ms instead of 20 (publisher.linger):
 // fewer, larger messages, for a router that is the log's only replica.
 // Off when Open returns; a router sharing the log keeps it off, since its
-// peers count its requests from those outcomes.
+// peers count its requests from those outcomes. Turning it off also ends
+// a round being held.
 func (l *Log) HoldQuietRounds(on bool) {
-	if l.pub.holdQuiet.Load() != on {
-		l.pub.holdQuiet.Store(on)
+	l.pub.holdQuiet.Store(on)
+	if !on {
+		wake(l.pub.queue.hurry)
 	}
 }
 

@@ -135,6 +135,7 @@ func (p *publisher) hold(m *nats.Msg) bool {
 	p.unsent.Add(int64(it.events))
 	select {
 	case p.retry <- it:
+		wake(p.queue.hurry) // a resend does not wait out a quiet round
 		return true
 	default:
 		p.unsent.Add(-int64(it.events))

@@ -27,7 +27,14 @@ type pubItem struct {
 }
 
 // publish queues ev and never blocks (Log.Publish).
-func (p *publisher) publish(ev domain.Event) bool {
+func (p *publisher) publish(ev domain.Event) bool { return p.offer(ev, false) }
+
+// publishPrompt is publish with ev's round not held past lingerDelay
+// (Log.PublishPrompt).
+func (p *publisher) publishPrompt(ev domain.Event) bool { return p.offer(ev, true) }
+
+// offer encodes ev and queues it, prompt or as its kind says (encodeItem).
+func (p *publisher) offer(ev domain.Event, prompt bool) bool {
 	if p.closing.Load() || p.queue.full() { // offer checks again; this spares the encoding
 		p.counts.dropped.Add(1)
 		return false
@@ -41,6 +48,7 @@ func (p *publisher) publish(ev domain.Event) bool {
 		p.errs.set(err)
 		return false
 	}
+	it.prompt = it.prompt || prompt
 	if !p.queue.offer(it, true) {
 		p.counts.dropped.Add(1)
 		return false
@@ -60,7 +68,7 @@ func encodeItem(it *pubItem, ev domain.Event) error {
 	*it = pubItem{data: data, events: 1, prompt: true}
 	if ev.Kind == domain.KindOutcomeRecorded {
 		it.pair = ev.Outcome.Key()
-		it.prompt = ev.Outcome.Class != domain.ClassOK
+		it.prompt = !ev.Outcome.Success()
 	} else {
 		it.subject = Subject(ev)
 	}

@@ -216,9 +216,10 @@ func (p *publisher) finish() {
 // The wait stays short for anything that may change routing: while a
 // failing pair's outcomes wait, requests still go to it (and fail over)
 // until the ban they lead to is folded. A round of successful outcomes
-// alone changes no ban, so it is held up to quietLinger, until an event of
-// any other kind, a Flush or lingerUnder events are queued: a healthy pool
-// sends a few rounds a second instead of fifty. Only while the router is
+// alone (Publish; PublishPrompt marks a success that may lift a ban) is
+// held up to quietLinger, until an event of any other kind, a prompt one,
+// a Flush, a resend or lingerUnder events are queued: a healthy pool sends
+// a few rounds a second instead of fifty. Only while the router is
 // told it is the log's one replica (Log.HoldQuietRounds): other replicas
 // count its requests against shared rate limits from those outcomes.
 // lingerUnder skips the wait when a round's worth is already queued.
@@ -228,10 +229,9 @@ const (
 	lingerUnder = 256
 )
 
-// linger waits lingerDelay from the round's first item; then, while
-// quiet rounds are held and first and everything queued since are
-// successful outcomes, fewer than lingerUnder, until quietLinger has
-// passed. It returns early when the log is stopping.
+// linger waits lingerDelay from the round's first item; then, while first
+// was a successful outcome and the round stays quiet (quietRound), until
+// quietLinger has passed. It returns early when the log is stopping.
 func (p *publisher) linger(first *pubItem) {
 	t := p.clock.NewTimer(lingerDelay)
 	defer t.Stop()
@@ -244,7 +244,7 @@ func (p *publisher) linger(first *pubItem) {
 		return
 	}
 	t.Reset(quietLinger - lingerDelay)
-	for p.queue.quiet() {
+	for p.quietRound() {
 		select {
 		case <-t.Chan():
 			return
@@ -253,6 +253,13 @@ func (p *publisher) linger(first *pubItem) {
 			return
 		}
 	}
+}
+
+// quietRound reports whether the round may be held on: quiet rounds are
+// held, the queue holds only successful outcomes, fewer than lingerUnder,
+// and nothing waits to be sent again.
+func (p *publisher) quietRound() bool {
+	return p.holdQuiet.Load() && p.queue.quiet() && len(p.retry) == 0
 }
 
 // handleItem publishes it, or for a Flush marker waits until everything
