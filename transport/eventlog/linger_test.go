@@ -27,7 +27,7 @@ func publishAll(t *testing.T, l *Log, evs ...domain.Event) {
 	t.Helper()
 	for _, ev := range evs {
 		if !l.Publish(ev) {
-			t.Fatalf("Publish %s refused", ev.Outcome.RequestID)
+			t.Fatalf("Publish %s at %v refused", ev.Kind, ev.At)
 		}
 	}
 }
@@ -110,22 +110,26 @@ func TestARoundOfSuccessesGoesOutAtQuietLinger(t *testing.T) {
 }
 
 func TestARoundWithAnythingButSuccessesGoesOutAtLingerDelay(t *testing.T) {
-	for name, evs := range map[string][]domain.Event{
-		"a failure first":          {pairOutcome(0, domain.ClassServerError)},
-		"a failure after success":  {pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassTimeout)},
-		"an event of another kind": {pairOutcome(0, domain.ClassOK), banEvent("b1", "cred-00", "m")},
-		"a prompt success":         {pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassOK)},
+	for name, c := range map[string]struct {
+		evs        []domain.Event
+		lastPrompt bool // the last event goes through PublishPrompt
+	}{
+		"a failure first":          {evs: []domain.Event{pairOutcome(0, domain.ClassServerError)}},
+		"a failure after success":  {evs: []domain.Event{pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassTimeout)}},
+		"an event of another kind": {evs: []domain.Event{pairOutcome(0, domain.ClassOK), banEvent("b1", "cred-00", "m")}},
+		"a prompt success":         {evs: []domain.Event{pairOutcome(0, domain.ClassOK), pairOutcome(1, domain.ClassOK)}, lastPrompt: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			fc := clockwork.NewFakeClock()
 			l := openQuiet(t, fc)
-			publishAll(t, l, evs[0])
-			if name == "a prompt success" {
-				if !l.PublishPrompt(evs[1]) {
+			evs := c.evs
+			if c.lastPrompt {
+				publishAll(t, l, evs[:len(evs)-1]...)
+				if !l.PublishPrompt(evs[len(evs)-1]) {
 					t.Fatal("PublishPrompt refused")
 				}
 			} else {
-				publishAll(t, l, evs[1:]...)
+				publishAll(t, l, evs...)
 			}
 			lingering(t, fc)
 			fc.Advance(lingerDelay)

@@ -219,8 +219,8 @@ func (p *publisher) finish() {
 // alone (Publish; PublishPrompt marks a success that may lift a ban) is
 // held up to quietLinger, until an event of any other kind, a prompt one,
 // a Flush, a resend or lingerUnder events are queued: a healthy pool sends
-// a few rounds a second instead of fifty. Only while the router is
-// told it is the log's one replica (Log.HoldQuietRounds): other replicas
+// a few rounds a second instead of fifty. It does so only while told the
+// router is the log's one replica (Log.HoldQuietRounds): other replicas
 // count its requests against shared rate limits from those outcomes.
 // lingerUnder skips the wait when a round's worth is already queued.
 const (
@@ -240,7 +240,7 @@ func (p *publisher) linger(first *pubItem) {
 	case <-p.stopping:
 		return
 	}
-	if first.prompt || !p.holdQuiet.Load() {
+	if first.prompt {
 		return
 	}
 	t.Reset(quietLinger - lingerDelay)
