@@ -36,15 +36,15 @@ const firstBodyBuf = 4 << 10
 // the model field picks the candidates, and failover sends the same bytes
 // to each one it tries. It returns the bytes it holds of the budget, which
 // the caller releases when the request ends.
-func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int64, error) {
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request, watch *bodyWatch) ([]byte, int64, error) {
 	if r.ContentLength > p.maxBody {
 		return nil, 0, errBodyTooLarge
 	}
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, 0, nil
 	}
-	watch := p.watchBody(w)
-	rd := bodyRead{budget: p.budget, stop: watch.expired, gone: r.Context().Done()}
+	p.watchBody(watch, w)
+	rd := bodyRead{budget: p.budget, watch: watch, gone: r.Context().Done()}
 	b, err := rd.read(r.Body, r.ContentLength, p.maxBody)
 	late := watch.finish()
 	switch {
@@ -70,13 +70,13 @@ var errNoRoom = errors.New("no room in the body budget")
 // budget.
 type bodyRead struct {
 	budget *bodyBudget
-	stop   <-chan struct{} // closed when request_timeout ran out
+	watch  *bodyWatch      // its stop channel closes when request_timeout ran out
 	gone   <-chan struct{} // the client went away
 	held   int64
 }
 
 func (rd *bodyRead) reserve(n int64) error {
-	if !rd.budget.acquire(n, rd.stop, rd.gone) {
+	if !rd.budget.acquire(n, rd.watch.stop, rd.gone) {
 		return errNoRoom
 	}
 	rd.held += n
@@ -134,22 +134,38 @@ func (rd *bodyRead) read(body io.Reader, declared, limit int64) ([]byte, error) 
 // sets the connection's read deadline to a moment already passed, which
 // ends a blocked read at once. That deadline is compared by the network
 // stack with the real time, so it is the wall clock's time.Now, not the
-// proxy's clock.
+// proxy's clock. The channel a budget wait selects on is made only when a
+// read has to wait: most find room at once.
 type bodyWatch struct {
 	w       http.ResponseWriter
 	timer   clockwork.Timer
 	mu      sync.Mutex
 	done    bool
 	late    bool
-	expired chan struct{}
+	expired chan struct{} // nil until stop or a late expire makes it
 }
 
-func (p *Proxy) watchBody(w http.ResponseWriter) *bodyWatch {
-	bw := &bodyWatch{w: w, expired: make(chan struct{})}
+// watchBody starts bw, a field of the request's inflight, over a read
+// answered through w.
+func (p *Proxy) watchBody(bw *bodyWatch, w http.ResponseWriter) {
+	bw.w = w
 	if p.timeout > 0 {
 		bw.timer = p.clock.AfterFunc(p.timeout, bw.expire)
 	}
-	return bw
+}
+
+// stop returns the channel closed when request_timeout runs out (already
+// closed if it has).
+func (bw *bodyWatch) stop() <-chan struct{} {
+	bw.mu.Lock()
+	defer bw.mu.Unlock()
+	if bw.expired == nil {
+		bw.expired = make(chan struct{})
+		if bw.late {
+			close(bw.expired)
+		}
+	}
+	return bw.expired
 }
 
 func (bw *bodyWatch) expire() {
@@ -159,7 +175,9 @@ func (bw *bodyWatch) expire() {
 		return
 	}
 	bw.late = true
-	close(bw.expired)
+	if bw.expired != nil {
+		close(bw.expired)
+	}
 	_ = http.NewResponseController(bw.w).SetReadDeadline(time.Now())
 }
 
@@ -192,8 +210,9 @@ type budgetWaiter struct {
 }
 
 // acquire takes n bytes of room (n <= size), waiting until there is room,
-// stop is closed or gone is closed; it reports whether it got the room.
-func (b *bodyBudget) acquire(n int64, stop, gone <-chan struct{}) bool {
+// the channel stop returns is closed or gone is closed; it reports whether
+// it got the room. stop is called only when acquire has to wait.
+func (b *bodyBudget) acquire(n int64, stop func() <-chan struct{}, gone <-chan struct{}) bool {
 	b.mu.Lock()
 	if len(b.waiters) == 0 && b.used+n <= b.size {
 		b.used += n
@@ -206,7 +225,7 @@ func (b *bodyBudget) acquire(n int64, stop, gone <-chan struct{}) bool {
 	select {
 	case <-wt.ready:
 		return true
-	case <-stop:
+	case <-stop():
 	case <-gone:
 	}
 	b.mu.Lock()

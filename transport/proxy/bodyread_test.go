@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -259,14 +260,15 @@ func TestChunkedBodyWithinTheBudgetIsServed(t *testing.T) {
 func TestBodyBudgetGrantsInArrivalOrder(t *testing.T) {
 	b := &bodyBudget{size: 10}
 	never := make(chan struct{})
-	if !b.acquire(8, never, never) {
+	stopNever := func() <-chan struct{} { return never }
+	if !b.acquire(8, stopNever, never) {
 		t.Fatal("room that is free was refused")
 	}
 	big, small := make(chan bool, 1), make(chan bool, 1)
-	go func() { big <- b.acquire(6, never, never) }()
+	go func() { big <- b.acquire(6, stopNever, never) }()
 	testkit.Eventually(t, "the large request to wait", func() bool { return b.waiting() == 1 })
 	quit := make(chan struct{})
-	go func() { small <- b.acquire(2, quit, never) }()
+	go func() { small <- b.acquire(2, func() <-chan struct{} { return quit }, never) }()
 	testkit.Eventually(t, "the small request to queue behind it", func() bool { return b.waiting() == 2 })
 	close(quit)
 	if testkit.Receive(t, "the small request to give up", small) {
@@ -278,5 +280,45 @@ func TestBodyBudgetGrantsInArrivalOrder(t *testing.T) {
 	}
 	if b.inUse() != 6 || b.waiting() != 0 {
 		t.Errorf("in use %d, waiting %d; want 6 and 0", b.inUse(), b.waiting())
+	}
+}
+
+// A body watch makes its stop channel only when a wait asks for it, and
+// the channel is closed whether request_timeout ran out before or after
+// it was made; a watch finished in time never closes it.
+func TestBodyWatchStopsWaitsMadeBeforeOrAfterItExpired(t *testing.T) {
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	early := &bodyWatch{w: httptest.NewRecorder()}
+	stop := early.stop()
+	if closed(stop) {
+		t.Fatal("a stop channel was closed before request_timeout ran out")
+	}
+	early.expire()
+	if !closed(stop) || !early.finish() {
+		t.Error("a wait made before request_timeout ran out was not stopped, or the read not counted late")
+	}
+	late := &bodyWatch{w: httptest.NewRecorder()}
+	late.expire()
+	if late.expired != nil {
+		t.Error("expiring made a stop channel nobody waits on")
+	}
+	if !closed(late.stop()) {
+		t.Error("a wait made after request_timeout ran out was not stopped at once")
+	}
+	inTime := &bodyWatch{w: httptest.NewRecorder()}
+	stop = inTime.stop()
+	if inTime.finish() {
+		t.Error("a read that finished in time counted late")
+	}
+	inTime.expire()
+	if closed(stop) {
+		t.Error("a finished watch closed its stop channel")
 	}
 }

@@ -22,16 +22,18 @@ type deadlineWriter struct {
 	armed time.Time // when the current deadline was set
 }
 
-// withWriteDeadlines returns w renewing the write deadline as it writes;
-// with no timeout it returns w. The deadline the server armed may pass
-// while the failover loop waits: that is harmless, since nothing is
-// written before a renewal, and a deadline moved into the future holds
+// wrap sets dw up over w and returns it renewing the write deadline as it
+// writes; with no timeout it returns w. dw is a field of the request's
+// inflight, so wrapping allocates nothing. The deadline the server armed
+// may pass while the failover loop waits: that is harmless, since nothing
+// is written before a renewal, and a deadline moved into the future holds
 // again.
-func withWriteDeadlines(w http.ResponseWriter, d time.Duration) http.ResponseWriter {
+func (dw *deadlineWriter) wrap(w http.ResponseWriter, d time.Duration) http.ResponseWriter {
 	if d <= 0 {
 		return w
 	}
-	return &deadlineWriter{ResponseWriter: w, d: d, armed: time.Now()}
+	*dw = deadlineWriter{ResponseWriter: w, d: d, armed: time.Now()}
+	return dw
 }
 
 func (w *deadlineWriter) renew() {

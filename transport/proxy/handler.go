@@ -53,11 +53,21 @@ func (p *Proxy) serveProxied(w http.ResponseWriter, r *http.Request, ep endpoint
 	p.serve(w, r, ep, nil)
 }
 
+// inflight is what serve holds for one request, in one allocation: the
+// writer that renews its write deadline, the watch over its body read and
+// the request the failover loop carries.
+type inflight struct {
+	dw    deadlineWriter
+	watch bodyWatch
+	rq    request
+}
+
 // serve authenticates and reads a request, resolves its model and hands
 // it to the failover loop. With traced non-nil, it is set to the request
 // once there is one.
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, traced **request) {
-	w = withWriteDeadlines(w, p.writeTimeout)
+	in := new(inflight)
+	w = in.dw.wrap(w, p.writeTimeout)
 	if dw, ok := w.(*deadlineWriter); ok {
 		// net/http writes the end of the response (a stream's last
 		// chunk marker) after the handler returns, past the wrapper.
@@ -71,7 +81,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, trace
 		writeError(w, ep, http.StatusUnauthorized, msg, "invalid_api_key", nil)
 		return
 	}
-	raw, held, err := p.readBody(w, r)
+	raw, held, err := p.readBody(w, r, &in.watch)
 	if err != nil {
 		writeBodyError(w, ep, err)
 		return
@@ -90,7 +100,8 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, ep endpoint, trace
 	if real, ok := t.conf.aliases[model]; ok {
 		model = real
 	}
-	rq := &request{
+	rq := &in.rq
+	*rq = request{
 		id:       p.requestID(),
 		ep:       ep,
 		start:    p.clock.Now(),
