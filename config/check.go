@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -185,4 +186,17 @@ func (c *checker) size(path, s string, def int64) int64 {
 func secretPath(path string) bool {
 	return strings.HasSuffix(path, "master_key") || strings.HasSuffix(path, "api_key") ||
 		strings.HasPrefix(path, "server.api_keys") || strings.HasPrefix(path, "otel.headers")
+}
+
+// hostPort checks a listener's address, host:port with a port in
+// 1..65535 (an empty host is every interface), and returns it in
+// net.JoinHostPort's form, or "" after reporting it.
+func (c *checker) hostPort(path, raw string) string {
+	host, port, err := net.SplitHostPort(strings.TrimSpace(raw))
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n < 1 || n > 65535 {
+		c.add(path, "%s is not host:port (port 1..65535)", c.show(path, raw))
+		return ""
+	}
+	return net.JoinHostPort(host, port)
 }

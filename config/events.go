@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -103,8 +102,11 @@ type ModelBench struct {
 // Monitoring is the monitoring section. PrometheusEnabled is read and
 // checked, and defaults to true whether or not the section is present;
 // the wiring does not read it, so /metrics is served either way.
+// PprofListen is the host:port where the Go runtime's profiles and
+// execution traces (/debug/pprof/) are served, "" when they are not.
 type Monitoring struct {
-	PrometheusEnabled bool `yaml:"prometheus_enabled"`
+	PrometheusEnabled bool   `yaml:"prometheus_enabled"`
+	PprofListen       string `yaml:"pprof_listen,omitempty"`
 }
 
 func buildEvents(c *checker, f fileEvents) Events {
@@ -116,16 +118,10 @@ func buildEvents(c *checker, f fileEvents) Events {
 	e.Storage = oneOf(c, p+"storage", f.Storage, streamspec.StorageKinds()...)
 	e.NATSURL = natsURLs(c, p+"nats_url", f.NATSURL)
 	if e.Listen != "" {
-		host, port, err := net.SplitHostPort(e.Listen)
-		n, perr := strconv.Atoi(port)
-		switch {
-		case err != nil || perr != nil || n < 1 || n > 65535:
-			c.add(p+"listen", "%s is not host:port (port 1..65535)", c.show(p+"listen", f.Listen))
-		case e.NATSURL != "":
+		if e.NATSURL != "" {
 			c.add(p+"listen", "only the embedded server listens; it is not used with events.nats_url")
-		default:
-			e.Listen = net.JoinHostPort(host, port)
 		}
+		e.Listen = c.hostPort(p+"listen", f.Listen)
 	}
 	e.MaxAge = c.duration(p+"max_age", f.MaxAge, DefaultMaxAge)
 	if e.MaxBytes = c.size(p+"max_bytes", f.MaxBytes, DefaultMaxBytes); e.MaxBytes == 0 {

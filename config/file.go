@@ -82,6 +82,7 @@ type fileModel struct {
 
 type fileMonitoring struct {
 	PrometheusEnabled string `yaml:"prometheus_enabled"`
+	PprofListen       string `yaml:"pprof_listen"`
 }
 
 type fileEvents struct {

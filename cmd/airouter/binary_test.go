@@ -58,6 +58,7 @@ func TestBinary(t *testing.T) {
 	t.Run("probe", func(t *testing.T) { testProbe(t, bin) })
 	t.Run("sigterm", func(t *testing.T) { testServeSIGTERM(t, bin) })
 	t.Run("heap-floor", func(t *testing.T) { testHeapFloor(t, bin) })
+	t.Run("pprof", func(t *testing.T) { testProfiles(t, bin) })
 	t.Run("sigkill", func(t *testing.T) { testKilledStore(t, bin) })
 	t.Run("local-cluster", func(t *testing.T) { testLocalCluster(t, bin) })
 }

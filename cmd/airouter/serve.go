@@ -42,6 +42,12 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Server.Port, err)
 	}
+	stopProfiles, err := serveProfiles(cfg.Monitoring.PprofListen, logger)
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer stopProfiles()
 	hup, stopHup := notifyHangup()
 	defer stopHup()
 	return serveProcess(ctx, cfg.Server, logger, ln, func(ctx context.Context) (*router, error) {
