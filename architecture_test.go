@@ -53,6 +53,7 @@ var thirdParty = map[string][]string{
 	"go.yaml.in/yaml":                     {"config"},
 	"go.opentelemetry.io/":                {"transport/tracing", "internal/testkit/collector"},
 	"github.com/benbjohnson/immutable":    {"projections"},
+	"golang.org/x/exp/":                   {"cmd/airbench"},
 }
 
 type pkg struct {

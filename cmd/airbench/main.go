@@ -39,11 +39,15 @@ type options struct {
 	rounds   int
 	rates    []int
 	airouter string
+	// trace, when above 0, is how long an execution trace of each proxy
+	// is taken at the first rate after the rounds.
+	trace time.Duration
 }
 
 func main() {
 	role := flag.String("role", "", "run as one part of the benchmark: upstream, revproxy or gen (the benchmark starts these itself)")
 	upstream := flag.String("upstream", "", "with -role revproxy: the `URL` to proxy to")
+	traces := flag.Bool("traces", false, "with -role revproxy: also serve /debug/pprof/trace on a port of its own")
 	var o options
 	flag.BoolVar(&o.pin, "pin", false, "pin the proxies and the upstream to CPU 0 and the load generator to CPU 1 (taskset)")
 	flag.BoolVar(&o.both, "both", false, "run everything pinned, then unpinned, and print both tables and their ratios side by side")
@@ -52,8 +56,9 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians, and a second table compares the proxies round by round")
 	rates := flag.String("rates", "2000,5000", "the fixed request rates of the open loops, comma-separated")
 	flag.StringVar(&o.airouter, "airouter", "", "the airouter binary `PATH` (default: go build ./cmd/airouter, run from the module)")
+	flag.DurationVar(&o.trace, "trace", 0, "after the rounds, take an execution trace this long of each proxy at the first rate and print what held its processors (0 = none)")
 	flag.Parse()
-	err := runRole(*role, *upstream)
+	err := runRole(*role, *upstream, *traces)
 	if *role == "" {
 		if o.rates, err = parseRates(*rates); err == nil {
 			err = checkOptions(o)
@@ -69,18 +74,18 @@ func main() {
 }
 
 // runRole runs this process as one part of the benchmark; "" is none.
-func runRole(role, upstream string) error {
+func runRole(role, upstream string, traces bool) error {
 	switch role {
 	case "":
 		return nil
 	case "upstream":
-		return serveRole(upstreamHandler(), os.Stdin, os.Stdout)
+		return serveRole(upstreamHandler(), false, os.Stdin, os.Stdout)
 	case "revproxy":
 		h, err := bareProxy(upstream)
 		if err != nil {
 			return err
 		}
-		return serveRole(h, os.Stdin, os.Stdout)
+		return serveRole(h, traces, os.Stdin, os.Stdout)
 	case "gen":
 		return genRole(os.Stdin, os.Stdout)
 	}
@@ -109,6 +114,8 @@ func checkOptions(o options) error {
 		return fmt.Errorf("-rounds %d is out of range 1..100", o.rounds)
 	case o.both && o.pin:
 		return fmt.Errorf("-both runs pinned and unpinned: give it without -pin")
+	case o.trace < 0 || o.trace > time.Minute:
+		return fmt.Errorf("-trace %v is out of range 0..1m", o.trace)
 	}
 	return nil
 }
@@ -161,11 +168,17 @@ type runResult struct {
 	rss    [3]float64
 	genRSS float64
 	says   string
+	// holds are the bare proxy's and airouter's execution traces (-trace),
+	// nil without.
+	holds []holdReport
 }
 
 func (r runResult) write(w io.Writer, o options) {
 	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n\n", r.says, o.conns, o.duration, o.rounds)
 	writeTable(w, r.scs, r.rss, r.genRSS)
+	if r.holds != nil {
+		writeHolds(w, o, r.holds)
+	}
 	if !o.both {
 		writeRounds(w, []runResult{r}, []string{"this run"})
 	}
@@ -196,7 +209,11 @@ func runOnce(o options, pin bool) (runResult, error) {
 	if err != nil {
 		return runResult{}, err
 	}
-	bare, err := start(startRole("bare", cpuProxy, "-role", "revproxy", "-upstream", up.url))
+	bareArgs := []string{"-role", "revproxy", "-upstream", up.url}
+	if o.trace > 0 {
+		bareArgs = append(bareArgs, "-traces")
+	}
+	bare, err := start(startRole("bare", cpuProxy, bareArgs...))
 	if err != nil {
 		return runResult{}, err
 	}
@@ -206,7 +223,7 @@ func runOnce(o options, pin bool) (runResult, error) {
 			return runResult{}, err
 		}
 	}
-	ar, err := start(startAirouter(bin, cpuProxy, dir, up.url))
+	ar, err := start(startAirouter(bin, cpuProxy, dir, up.url, o.trace > 0))
 	if err != nil {
 		return runResult{}, err
 	}
@@ -218,5 +235,9 @@ func runOnce(o options, pin bool) (runResult, error) {
 	if err != nil {
 		return runResult{}, err
 	}
-	return runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: says}, nil
+	r := runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: says}
+	if o.trace > 0 {
+		r.holds, err = traceHolds(o, gen, bare, ar)
+	}
+	return r, err
 }

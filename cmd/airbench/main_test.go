@@ -90,6 +90,9 @@ func TestOptions(t *testing.T) {
 	if err := checkOptions(options{duration: time.Millisecond, conns: 64, rounds: 1}); err == nil || !strings.Contains(err.Error(), "-duration") {
 		t.Errorf("checkOptions(1ms) = %v", err)
 	}
+	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, trace: 2 * time.Minute}); err == nil || !strings.Contains(err.Error(), "-trace") {
+		t.Errorf("checkOptions(-trace 2m) = %v", err)
+	}
 	if cmd := pinned("1", "/bin/true", "-x"); !strings.HasSuffix(cmd.Path, "taskset") || strings.Join(cmd.Args[1:], " ") != "-c 1 /bin/true -x" {
 		t.Errorf("pinned = %s %v", cmd.Path, cmd.Args)
 	}

@@ -25,6 +25,8 @@ type proc struct {
 	in   io.WriteCloser
 	out  *bufio.Reader
 	url  string
+	// traceURL serves /debug/pprof/trace (-trace), "" when nothing does.
+	traceURL string
 }
 
 // pinned prefixes argv with taskset -c cpu when cpu is not "".
@@ -60,7 +62,13 @@ func startRole(name, cpu string, args ...string) (*proc, error) {
 		p.stop()
 		return nil, fmt.Errorf("%s did not start: %q %v", name, line, err)
 	}
-	p.url = strings.TrimSpace(strings.TrimPrefix(line, "ready "))
+	urls := strings.Fields(strings.TrimPrefix(line, "ready "))
+	if len(urls) > 0 {
+		p.url = urls[0]
+	}
+	if len(urls) > 1 {
+		p.traceURL = urls[1]
+	}
 	return p, nil
 }
 
@@ -162,14 +170,22 @@ const masterKey = "airbench-master-key-0123456789"
 
 // startAirouter runs the airouter binary bin on cpu with a config like
 // the example's: two credentials on upstream, limits never reached, the
-// embedded log in a temporary directory.
-func startAirouter(bin, cpu, dir, upstream string) (*proc, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// embedded log in a temporary directory; with traces, its profiles on a
+// port of their own (monitoring.pprof_listen).
+func startAirouter(bin, cpu, dir, upstream string, traces bool) (*proc, error) {
+	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
+	monitoring, traceURL := "", ""
+	if traces {
+		tport, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		monitoring = fmt.Sprintf("monitoring:\n  pprof_listen: 127.0.0.1:%d\n", tport)
+		traceURL = fmt.Sprintf("http://127.0.0.1:%d", tport)
+	}
 	cfg := fmt.Sprintf(`server:
   port: %d
   master_key: %s
@@ -182,12 +198,13 @@ credentials:
 models:
   - {name: gpt-4o, credential: a, rpm: 1000000000}
   - {name: gpt-4o, credential: b, model: gpt-4o-2024-08-06}
-`, port, masterKey, filepath.Join(dir, "data"), upstream, upstream)
+`, port, masterKey, filepath.Join(dir, "data"), upstream, upstream) + monitoring
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
-	p := &proc{name: "airouter", cmd: pinned(cpu, bin, "serve", "-config", path), url: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	p := &proc{name: "airouter", cmd: pinned(cpu, bin, "serve", "-config", path), url: fmt.Sprintf("http://127.0.0.1:%d", port),
+		traceURL: traceURL}
 	logPath := filepath.Join(dir, "airouter.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -211,6 +228,16 @@ models:
 			return nil, fmt.Errorf("airouter did not become healthy on %s within 60 s; its log ends:\n%s", p.url, tail(log, 2048))
 		}
 	}
+}
+
+// freePort is a port on 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // buildAirouter builds cmd/airouter into dir (run from within the module).

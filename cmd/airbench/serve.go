@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"time"
 
@@ -68,14 +69,30 @@ func bareProxy(upstream string) (http.Handler, error) {
 
 // serveRole serves h on 127.0.0.1, prints "ready <url>" on out, and
 // serves until in closes (the parent's pipe: the child ends with it).
-func serveRole(h http.Handler, in io.Reader, out io.Writer) error {
+// With traces it also serves /debug/pprof/trace on a port of its own and
+// prints "ready <url> <trace url>".
+func serveRole(h http.Handler, traces bool, in io.Reader, out io.Writer) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	fmt.Fprintf(out, "ready http://%s\n", ln.Addr())
+	ready := fmt.Sprintf("ready http://%s", ln.Addr())
+	if traces {
+		tln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			_ = srv.Close()
+			return err
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		tsrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = tsrv.Serve(tln) }()
+		defer tsrv.Close()
+		ready += fmt.Sprintf(" http://%s", tln.Addr())
+	}
+	fmt.Fprintln(out, ready)
 	_, _ = io.Copy(io.Discard, in)
 	return srv.Close()
 }

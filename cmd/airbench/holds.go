@@ -1,0 +1,263 @@
+package main
+
+import (
+	"cmp"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/exp/trace"
+)
+
+// What held a proxy's processors during an execution trace. On one
+// processor the runtime looks for network events only once no goroutine
+// is runnable (or from its monitor every 10 ms), so a request whose bytes
+// arrive while goroutines keep the processor busy waits for that stretch
+// to end, whatever the goroutines are. A stretch is a run of goroutine
+// executions on one processor with gaps under stretchGap between them;
+// holdReport counts the stretches over longStretch and says which kinds
+// of goroutine filled them.
+
+const (
+	stretchGap  = 10 * time.Microsecond
+	longStretch = time.Millisecond
+	// longRun is the shortest run of one goroutine counted as long.
+	longRun = 300 * time.Microsecond
+)
+
+// kind is a goroutine's part of the process, named by the function it
+// started in; GC mark assists are a kind of their own, taken out of the
+// goroutine that made them.
+type kind int
+
+const (
+	kindRequests kind = iota
+	kindTransport
+	kindMarkWorker
+	kindMarkAssist
+	kindSweep
+	kindNATSClient
+	kindNATSServer
+	kindAirouter
+	kindTracer
+	kindOther
+	nKinds
+)
+
+var kindNames = [nKinds]string{
+	kindRequests:   "requests (net/http server)",
+	kindTransport:  "upstream connections (net/http client)",
+	kindMarkWorker: "GC mark worker",
+	kindMarkAssist: "GC mark assists",
+	kindSweep:      "GC sweep and scavenge",
+	kindNATSClient: "NATS client (acks, the fold)",
+	kindNATSServer: "embedded nats-server",
+	kindAirouter:   "airouter background (publisher, decisions, checks)",
+	kindTracer:     "the execution trace itself",
+	kindOther:      "other",
+}
+
+// kindOf classifies a goroutine by its start function.
+func kindOf(fn string) kind {
+	switch {
+	case strings.HasPrefix(fn, "net/http.(*conn)"), strings.HasPrefix(fn, "net/http.(*connReader)"):
+		return kindRequests
+	case strings.HasPrefix(fn, "net/http.(*persistConn)"), strings.HasPrefix(fn, "net/http.(*Transport)"):
+		return kindTransport
+	case fn == "runtime.gcBgMarkWorker":
+		return kindMarkWorker
+	case fn == "runtime.bgsweep", fn == "runtime.bgscavenge":
+		return kindSweep
+	case strings.HasPrefix(fn, "runtime.(*traceAdvancerState)"), strings.HasPrefix(fn, "runtime.traceStartReadCPU"),
+		strings.HasPrefix(fn, "runtime/trace."):
+		return kindTracer
+	case strings.HasPrefix(fn, "github.com/nats-io/nats-server/"):
+		return kindNATSServer
+	case strings.HasPrefix(fn, "github.com/nats-io/nats.go"), strings.HasPrefix(fn, "github.com/nats-io/nats%2ego"):
+		return kindNATSClient
+	case strings.HasPrefix(fn, "github.com/airouter/airouter/"):
+		return kindAirouter
+	}
+	return kindOther
+}
+
+// kindStat is one kind's share of a trace.
+type kindStat struct {
+	running  time.Duration // all its runs
+	longest  time.Duration // its longest run
+	longRuns int           // runs over longRun
+	inLong   time.Duration // its running time inside stretches over longStretch
+}
+
+// holdReport is what one execution trace says.
+type holdReport struct {
+	span        time.Duration // from the trace's first event to its last
+	stretches   int           // busy stretches over longStretch
+	inStretches time.Duration // their summed length
+	longest     time.Duration // the longest busy stretch
+	kinds       [nKinds]kindStat
+}
+
+// piece is a stretch of one processor's time given to one kind.
+type piece struct {
+	proc       trace.ProcID
+	start, end trace.Time
+	kind       kind
+}
+
+// holdReader folds a trace's events into pieces of processor time.
+type holdReader struct {
+	kinds   map[trace.GoID]kind
+	running map[trace.GoID]piece // the goroutines on a processor now
+	assist  map[trace.GoID]trace.Time
+	pieces  []piece
+}
+
+// analyzeTrace reads an execution trace (runtime/trace's format, as
+// /debug/pprof/trace serves it) and reports what held the processors.
+func analyzeTrace(r io.Reader) (holdReport, error) {
+	tr, err := trace.NewReader(r)
+	if err != nil {
+		return holdReport{}, err
+	}
+	h := &holdReader{kinds: map[trace.GoID]kind{}, running: map[trace.GoID]piece{}, assist: map[trace.GoID]trace.Time{}}
+	var first, last trace.Time
+	for {
+		ev, err := tr.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return holdReport{}, err
+		}
+		if first == 0 {
+			first = ev.Time()
+		}
+		last = ev.Time()
+		h.event(ev)
+	}
+	return addUp(h.pieces, time.Duration(last-first)), nil
+}
+
+func (h *holdReader) event(ev trace.Event) {
+	switch ev.Kind() {
+	case trace.EventStateTransition:
+		st := ev.StateTransition()
+		if st.Resource.Kind == trace.ResourceGoroutine {
+			h.transition(ev, st)
+		}
+	case trace.EventRangeBegin, trace.EventRangeActive, trace.EventRangeEnd:
+		if rg := ev.Range(); rg.Name == "GC mark assist" && rg.Scope.Kind == trace.ResourceGoroutine {
+			h.markAssist(ev, rg.Scope.Goroutine(), ev.Kind() != trace.EventRangeEnd)
+		}
+	}
+}
+
+func (h *holdReader) transition(ev trace.Event, st trace.StateTransition) {
+	g := st.Resource.Goroutine()
+	from, to := st.Goroutine()
+	if _, known := h.kinds[g]; !known {
+		// A goroutine created in the trace names its start in its own
+		// stack; one that existed before names it as the outermost frame
+		// of its stack when it stops running.
+		if from == trace.GoNotExist {
+			if fn := startFunc(st.Stack); fn != "" {
+				h.kinds[g] = kindOf(fn)
+			}
+		} else if from == trace.GoRunning {
+			if fn := startFunc(ev.Stack()); fn != "" {
+				h.kinds[g] = kindOf(fn)
+			}
+		}
+	}
+	switch {
+	case to == trace.GoRunning:
+		h.running[g] = piece{proc: ev.Proc(), start: ev.Time()}
+	case from == trace.GoRunning:
+		if p, ok := h.running[g]; ok {
+			h.add(g, p, ev.Time())
+			delete(h.running, g)
+		}
+	}
+}
+
+// markAssist starts or ends g's assist, splitting its running piece
+// there.
+func (h *holdReader) markAssist(ev trace.Event, g trace.GoID, begins bool) {
+	now := ev.Time()
+	p, running := h.running[g]
+	if running {
+		h.add(g, p, now)
+		h.running[g] = piece{proc: p.proc, start: now}
+	}
+	if begins {
+		h.assist[g] = now
+	} else {
+		delete(h.assist, g)
+	}
+}
+
+// add records g's running time on p's processor from p.start to end.
+func (h *holdReader) add(g trace.GoID, p piece, end trace.Time) {
+	if end <= p.start {
+		return
+	}
+	k, ok := h.kinds[g]
+	if !ok {
+		k = kindOther
+	}
+	if _, assisting := h.assist[g]; assisting {
+		k = kindMarkAssist
+	}
+	h.pieces = append(h.pieces, piece{proc: p.proc, start: p.start, end: end, kind: k})
+}
+
+// startFunc is the outermost function of a goroutine's stack but the
+// runtime's goexit.
+func startFunc(st trace.Stack) string {
+	fn := ""
+	for f := range st.Frames() {
+		if !strings.HasPrefix(f.Func, "runtime.goexit") {
+			fn = f.Func
+		}
+	}
+	return fn
+}
+
+// addUp adds the pieces up by kind and into busy stretches, each
+// processor's own.
+func addUp(pieces []piece, span time.Duration) holdReport {
+	rep := holdReport{span: span}
+	for _, p := range pieces {
+		d := time.Duration(p.end - p.start)
+		ks := &rep.kinds[p.kind]
+		ks.running += d
+		ks.longest = max(ks.longest, d)
+		if d > longRun {
+			ks.longRuns++
+		}
+	}
+	slices.SortFunc(pieces, func(a, b piece) int {
+		if a.proc != b.proc {
+			return cmp.Compare(a.proc, b.proc)
+		}
+		return cmp.Compare(a.start, b.start)
+	})
+	for i := 0; i < len(pieces); {
+		start, end, j := pieces[i].start, pieces[i].end, i+1
+		for ; j < len(pieces) && pieces[j].proc == pieces[i].proc && time.Duration(pieces[j].start-end) < stretchGap; j++ {
+			end = max(end, pieces[j].end)
+		}
+		if d := time.Duration(end - start); d > longStretch {
+			rep.stretches++
+			rep.inStretches += d
+			rep.longest = max(rep.longest, d)
+			for _, p := range pieces[i:j] {
+				rep.kinds[p.kind].inLong += time.Duration(p.end - p.start)
+			}
+		}
+		i = j
+	}
+	return rep
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// traceLead is how long a trace starts after its open loop was asked for
+// and how long the loop runs on past the trace's end.
+const traceLead = 500 * time.Millisecond
+
+// traceHolds runs the first rate's open loop once more against the bare
+// proxy and airouter, one after the other, taking an execution trace of
+// o.trace from each while it runs.
+func traceHolds(o options, gen *proc, targets ...*proc) ([]holdReport, error) {
+	var out []holdReport
+	for _, t := range targets {
+		rep, err := traceHold(o, gen, t)
+		if err != nil {
+			return nil, fmt.Errorf("trace of %s: %w", t.name, err)
+		}
+		out = append(out, rep)
+	}
+	return out, nil
+}
+
+func traceHold(o options, gen, target *proc) (holdReport, error) {
+	if target.traceURL == "" {
+		return holdReport{}, fmt.Errorf("it serves no trace")
+	}
+	type result struct {
+		rep holdReport
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		time.Sleep(traceLead)
+		rep, err := fetchTrace(target.traceURL, o.trace)
+		got <- result{rep, err}
+	}()
+	_, loadErr := gen.load(loadCmd{Mode: "rate", URL: target.url, Conns: o.conns, Rate: o.rates[0],
+		Seconds: (o.trace + 2*traceLead).Seconds()})
+	r := <-got
+	if loadErr != nil {
+		return holdReport{}, loadErr
+	}
+	return r.rep, r.err
+}
+
+// fetchTrace asks url for an execution trace of d and analyses it.
+func fetchTrace(url string, d time.Duration) (holdReport, error) {
+	c := &http.Client{Timeout: d + 30*time.Second}
+	resp, err := c.Get(url + "/debug/pprof/trace?seconds=" + strconv.FormatFloat(d.Seconds(), 'f', -1, 64))
+	if err != nil {
+		return holdReport{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return holdReport{}, fmt.Errorf("GET %s/debug/pprof/trace: %s", url, resp.Status)
+	}
+	return analyzeTrace(resp.Body)
+}
+
+// writeHolds prints the two traces side by side: the busy stretches over
+// longStretch, and for every kind of goroutine that ran, its running
+// time a second, its longest run and its time in those stretches.
+func writeHolds(w io.Writer, o options, holds []holdReport) {
+	fmt.Fprintf(w, "\nWhat held the processors: an execution trace of %v of each proxy at %d req/s. A busy stretch is goroutines\n"+
+		"running back to back on one processor with gaps under %v: on one processor the runtime does not look for new\n"+
+		"requests until it ends. A run is one goroutine's time on a processor, the kernel's preemptions of it included.\n"+
+		"Per kind of goroutine: its running time a second, its longest run, and its time in the stretches over %v.\n\n",
+		o.trace, o.rates[0], stretchGap, longStretch)
+	fmt.Fprintln(w, "| | bare ReverseProxy | airouter |")
+	fmt.Fprintln(w, "|---|---|---|")
+	cells := func(f func(h holdReport) string) string {
+		s := ""
+		for _, h := range holds {
+			s += " " + f(h) + " |"
+		}
+		return s
+	}
+	fmt.Fprintf(w, "| busy stretches over %v: count, share of the time |%s\n", longStretch, cells(func(h holdReport) string {
+		return fmt.Sprintf("%d, %.2f %%", h.stretches, 100*h.inStretches.Seconds()/max(h.span.Seconds(), 1e-9))
+	}))
+	fmt.Fprintf(w, "| the longest busy stretch |%s\n", cells(func(h holdReport) string { return ms(h.longest) }))
+	for k := range nKinds {
+		ran := false
+		for _, h := range holds {
+			ran = ran || h.kinds[k].running > 0
+		}
+		if !ran {
+			continue
+		}
+		fmt.Fprintf(w, "| %s |%s\n", kindNames[k], cells(func(h holdReport) string {
+			ks := h.kinds[k]
+			return fmt.Sprintf("%s/s, %s, %s", ms(time.Duration(float64(ks.running)/max(h.span.Seconds(), 1e-9))), ms(ks.longest), ms(ks.inLong))
+		}))
+	}
+}
+
+// ms is d in milliseconds with two decimals.
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
+}
