@@ -86,6 +86,7 @@ func kindOf(fn string) kind {
 type kindStat struct {
 	running  time.Duration // all its runs
 	longest  time.Duration // its longest run
+	longFn   string        // the start function of the goroutine of that run
 	longRuns int           // runs over longRun
 	inLong   time.Duration // its running time inside stretches over longStretch
 }
@@ -99,15 +100,18 @@ type holdReport struct {
 	kinds       [nKinds]kindStat
 }
 
-// piece is a stretch of one processor's time given to one kind.
+// piece is a stretch of one processor's time given to one kind, by a
+// goroutine that started in fn.
 type piece struct {
 	proc       trace.ProcID
 	start, end trace.Time
 	kind       kind
+	fn         string
 }
 
 // holdReader folds a trace's events into pieces of processor time.
 type holdReader struct {
+	fns     map[trace.GoID]string // start functions
 	kinds   map[trace.GoID]kind
 	running map[trace.GoID]piece // the goroutines on a processor now
 	assist  map[trace.GoID]trace.Time
@@ -121,7 +125,7 @@ func analyzeTrace(r io.Reader) (holdReport, error) {
 	if err != nil {
 		return holdReport{}, err
 	}
-	h := &holdReader{kinds: map[trace.GoID]kind{}, running: map[trace.GoID]piece{}, assist: map[trace.GoID]trace.Time{}}
+	h := &holdReader{fns: map[trace.GoID]string{}, kinds: map[trace.GoID]kind{}, running: map[trace.GoID]piece{}, assist: map[trace.GoID]trace.Time{}}
 	var first, last trace.Time
 	for {
 		ev, err := tr.ReadEvent()
@@ -161,14 +165,15 @@ func (h *holdReader) transition(ev trace.Event, st trace.StateTransition) {
 		// A goroutine created in the trace names its start in its own
 		// stack; one that existed before names it as the outermost frame
 		// of its stack when it stops running.
-		if from == trace.GoNotExist {
-			if fn := startFunc(st.Stack); fn != "" {
-				h.kinds[g] = kindOf(fn)
-			}
-		} else if from == trace.GoRunning {
-			if fn := startFunc(ev.Stack()); fn != "" {
-				h.kinds[g] = kindOf(fn)
-			}
+		fn := ""
+		switch from {
+		case trace.GoNotExist:
+			fn = startFunc(st.Stack)
+		case trace.GoRunning:
+			fn = startFunc(ev.Stack())
+		}
+		if fn != "" {
+			h.fns[g], h.kinds[g] = fn, kindOf(fn)
 		}
 	}
 	switch {
@@ -210,7 +215,7 @@ func (h *holdReader) add(g trace.GoID, p piece, end trace.Time) {
 	if _, assisting := h.assist[g]; assisting {
 		k = kindMarkAssist
 	}
-	h.pieces = append(h.pieces, piece{proc: p.proc, start: p.start, end: end, kind: k})
+	h.pieces = append(h.pieces, piece{proc: p.proc, start: p.start, end: end, kind: k, fn: h.fns[g]})
 }
 
 // startFunc is the outermost function of a goroutine's stack but the
@@ -233,7 +238,9 @@ func addUp(pieces []piece, span time.Duration) holdReport {
 		d := time.Duration(p.end - p.start)
 		ks := &rep.kinds[p.kind]
 		ks.running += d
-		ks.longest = max(ks.longest, d)
+		if d > ks.longest {
+			ks.longest, ks.longFn = d, p.fn
+		}
 		if d > longRun {
 			ks.longRuns++
 		}

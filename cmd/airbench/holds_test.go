@@ -35,6 +35,19 @@ func TestKindOf(t *testing.T) {
 	}
 }
 
+func TestShortFunc(t *testing.T) {
+	for fn, want := range map[string]string{
+		"github.com/nats-io/nats%2ego.(*Conn).waitForMsgs":                 "nats.go.(*Conn).waitForMsgs",
+		"github.com/nats-io/nats-server/v2/server.(*stream).internalLoop":  "nats-server/v2/server.(*stream).internalLoop",
+		"github.com/airouter/airouter/transport/eventlog.(*publisher).run": "transport/eventlog.(*publisher).run",
+		"runtime.bgsweep": "runtime.bgsweep",
+	} {
+		if got := shortFunc(fn); got != want {
+			t.Errorf("shortFunc(%q) = %q, want %q", fn, got, want)
+		}
+	}
+}
+
 // A request whose handler keeps the processor for 5 ms shows as a busy
 // stretch of requests, and a collection as the GC's mark worker, in an
 // execution trace of this process.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -96,7 +97,11 @@ func writeHolds(w io.Writer, o options, holds []holdReport) {
 		}
 		fmt.Fprintf(w, "| %s |%s\n", kindNames[k], cells(func(h holdReport) string {
 			ks := h.kinds[k]
-			return fmt.Sprintf("%s/s, %s, %s", ms(time.Duration(float64(ks.running)/max(h.span.Seconds(), 1e-9))), ms(ks.longest), ms(ks.inLong))
+			longest := ms(ks.longest)
+			if namesItsRun(k) && ks.longFn != "" {
+				longest += " (" + shortFunc(ks.longFn) + ")"
+			}
+			return fmt.Sprintf("%s/s, %s, %s", ms(time.Duration(float64(ks.running)/max(h.span.Seconds(), 1e-9))), longest, ms(ks.inLong))
 		}))
 	}
 }
@@ -104,4 +109,21 @@ func writeHolds(w io.Writer, o options, holds []holdReport) {
 // ms is d in milliseconds with two decimals.
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
+}
+
+// namesItsRun reports the kinds of many different goroutines, whose
+// longest run the table names.
+func namesItsRun(k kind) bool {
+	return k == kindNATSServer || k == kindNATSClient || k == kindAirouter || k == kindOther
+}
+
+// shortFunc is fn without the host of its module's path.
+func shortFunc(fn string) string {
+	fn = strings.Replace(fn, "nats%2ego", "nats.go", 1)
+	for _, prefix := range []string{"github.com/airouter/airouter/", "github.com/nats-io/"} {
+		if rest, ok := strings.CutPrefix(fn, prefix); ok {
+			return rest
+		}
+	}
+	return fn
 }
