@@ -16,7 +16,9 @@
 //	go run ./cmd/airbench -pin -duration 3s
 //
 // With -both it runs everything pinned, then unpinned, and ends with the
-// ratios of both runs side by side (the README's table).
+// ratios of both runs side by side (the README's table). With -trace it
+// also takes an execution trace of each proxy at the first rate and
+// prints what held its processors (holds.go).
 package main
 
 import (

@@ -31,9 +31,10 @@ func newResettingServer(t *testing.T) *httptest.Server {
 // never connected, is not.
 func TestOutcomeMarksAFailureWhileTheBodyIsSent(t *testing.T) {
 	big := `{"model":"gpt-4o","messages":[{"role":"user","content":"` + strings.Repeat("x", 8<<20) + `"}]}`
-	refused := httptest.NewServer(http.NotFoundHandler())
-	refusedURL := refused.URL
-	refused.Close()
+	// Port 1 of loopback, where nothing listens, as the other tests of a
+	// refused connection use: a closed test server's port may be taken by
+	// another package's test running meanwhile.
+	const refusedURL = "http://127.0.0.1:1"
 	for _, tc := range []struct {
 		name string
 		url  func(t *testing.T) string
