@@ -190,8 +190,12 @@ func secretPath(path string) bool {
 
 // hostPort checks a listener's address, host:port with a port in
 // 1..65535 (an empty host is every interface), and returns it in
-// net.JoinHostPort's form, or "" after reporting it.
+// net.JoinHostPort's form, or "" after reporting it. A blank address is
+// no listener: "" with nothing reported.
 func (c *checker) hostPort(path, raw string) string {
+	if strings.TrimSpace(raw) == "" {
+		return ""
+	}
 	host, port, err := net.SplitHostPort(strings.TrimSpace(raw))
 	n, perr := strconv.Atoi(port)
 	if err != nil || perr != nil || n < 1 || n > 65535 {

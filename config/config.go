@@ -115,9 +115,7 @@ func build(c *checker, f fileConfig) *Config {
 	cfg.ModelAlias = buildAliases(c, f.ModelAlias)
 	buildPolicy(c, cfg, f)
 	cfg.Monitoring.PrometheusEnabled = c.boolean("monitoring.prometheus_enabled", f.Monitoring.PrometheusEnabled, true)
-	if strings.TrimSpace(f.Monitoring.PprofListen) != "" {
-		cfg.Monitoring.PprofListen = c.hostPort("monitoring.pprof_listen", f.Monitoring.PprofListen)
-	}
+	cfg.Monitoring.PprofListen = c.hostPort("monitoring.pprof_listen", f.Monitoring.PprofListen)
 	cfg.OTel = buildOTel(c, f.OTel)
 	cfg.Events = buildEvents(c, f.Events)
 	cfg.Fallback = buildFallback(c, f.Fallback)

@@ -111,17 +111,14 @@ type Monitoring struct {
 
 func buildEvents(c *checker, f fileEvents) Events {
 	const p = "events."
-	e := Events{StoreDir: f.StoreDir, Listen: strings.TrimSpace(f.Listen)}
+	e := Events{StoreDir: f.StoreDir}
 	if !c.given(p+"store_dir", e.StoreDir) {
 		e.StoreDir = DefaultStoreDir
 	}
 	e.Storage = oneOf(c, p+"storage", f.Storage, streamspec.StorageKinds()...)
 	e.NATSURL = natsURLs(c, p+"nats_url", f.NATSURL)
-	if e.Listen != "" {
-		if e.NATSURL != "" {
-			c.add(p+"listen", "only the embedded server listens; it is not used with events.nats_url")
-		}
-		e.Listen = c.hostPort(p+"listen", f.Listen)
+	if e.Listen = c.hostPort(p+"listen", f.Listen); e.Listen != "" && e.NATSURL != "" {
+		c.add(p+"listen", "only the embedded server listens; it is not used with events.nats_url")
 	}
 	e.MaxAge = c.duration(p+"max_age", f.MaxAge, DefaultMaxAge)
 	if e.MaxBytes = c.size(p+"max_bytes", f.MaxBytes, DefaultMaxBytes); e.MaxBytes == 0 {

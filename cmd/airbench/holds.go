@@ -141,6 +141,9 @@ func analyzeTrace(r io.Reader) (holdReport, error) {
 		last = ev.Time()
 		h.event(ev)
 	}
+	for g, p := range h.running { // still running when the trace ended
+		h.add(g, p, last)
+	}
 	return addUp(h.pieces, time.Duration(last-first)), nil
 }
 
@@ -176,10 +179,13 @@ func (h *holdReader) transition(ev trace.Event, st trace.StateTransition) {
 			h.fns[g], h.kinds[g] = fn, kindOf(fn)
 		}
 	}
-	switch {
-	case to == trace.GoRunning:
+	// A goroutine holds its processor while it runs and through its
+	// system calls. A new generation of the trace restates a running
+	// goroutine's state (Running to Running): its run goes on.
+	switch was, is := holding(from), holding(to); {
+	case is && !was:
 		h.running[g] = piece{proc: ev.Proc(), start: ev.Time()}
-	case from == trace.GoRunning:
+	case was && !is:
 		if p, ok := h.running[g]; ok {
 			h.add(g, p, ev.Time())
 			delete(h.running, g)
@@ -187,9 +193,16 @@ func (h *holdReader) transition(ev trace.Event, st trace.StateTransition) {
 	}
 }
 
+// holding reports the states in which a goroutine holds a processor.
+func holding(s trace.GoState) bool { return s == trace.GoRunning || s == trace.GoSyscall }
+
 // markAssist starts or ends g's assist, splitting its running piece
-// there.
+// there. A new generation of the trace restates an assist under way
+// (RangeActive): that changes nothing.
 func (h *holdReader) markAssist(ev trace.Event, g trace.GoID, begins bool) {
+	if _, assisting := h.assist[g]; assisting == begins {
+		return
+	}
 	now := ev.Time()
 	p, running := h.running[g]
 	if running {

@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
-	"runtime/trace"
+	rtrace "runtime/trace"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/exp/trace"
 )
 
 func TestKindOf(t *testing.T) {
@@ -48,6 +50,36 @@ func TestShortFunc(t *testing.T) {
 	}
 }
 
+// addUp merges each processor's pieces with gaps under stretchGap into
+// stretches, never across processors, and counts those over
+// longStretch with what filled them.
+func TestAddUpStretches(t *testing.T) {
+	us := func(n int) trace.Time { return trace.Time(n * int(time.Microsecond)) }
+	pieces := []piece{
+		// processor 1: 600 µs of requests, a 5 µs gap, 600 µs of sweep: one
+		// stretch of 1.205 ms.
+		{proc: 1, start: us(0), end: us(600), kind: kindRequests},
+		{proc: 1, start: us(605), end: us(1205), kind: kindSweep, fn: "runtime.bgsweep"},
+		// processor 1 again after a 20 µs gap: a stretch of its own, short.
+		{proc: 1, start: us(1225), end: us(1725), kind: kindRequests},
+		// processor 2 overlaps processor 1's stretch: not merged into it.
+		{proc: 2, start: us(610), end: us(1000), kind: kindMarkWorker},
+	}
+	rep := addUp(pieces, time.Second)
+	if rep.stretches != 1 || rep.longest != 1205*time.Microsecond || rep.inStretches != rep.longest {
+		t.Fatalf("%d stretches, longest %v, %v in them; want 1 of 1.205ms", rep.stretches, rep.longest, rep.inStretches)
+	}
+	if got := rep.kinds[kindRequests]; got.running != 1100*time.Microsecond || got.inLong != 600*time.Microsecond || got.longRuns != 2 {
+		t.Errorf("requests %+v: want 1.1ms running, 600µs in the stretch, 2 runs over %v", got, longRun)
+	}
+	if got := rep.kinds[kindSweep]; got.inLong != 600*time.Microsecond || got.longFn != "runtime.bgsweep" {
+		t.Errorf("sweep %+v: want 600µs in the stretch, its longest run by runtime.bgsweep", got)
+	}
+	if got := rep.kinds[kindMarkWorker]; got.inLong != 0 || got.running != 390*time.Microsecond {
+		t.Errorf("the other processor's mark worker %+v: want 390µs running, none in a stretch", got)
+	}
+}
+
 // A request whose handler keeps the processor for 5 ms shows as a busy
 // stretch of requests, and a collection as the GC's mark worker, in an
 // execution trace of this process.
@@ -59,7 +91,7 @@ func TestAnalyzeTraceFindsWhatHeldTheProcessor(t *testing.T) {
 	}))
 	defer srv.Close()
 	var buf bytes.Buffer
-	if err := trace.Start(&buf); err != nil {
+	if err := rtrace.Start(&buf); err != nil {
 		t.Fatal(err)
 	}
 	resp, err := http.Get(srv.URL)
@@ -67,7 +99,7 @@ func TestAnalyzeTraceFindsWhatHeldTheProcessor(t *testing.T) {
 		resp.Body.Close()
 	}
 	runtime.GC()
-	trace.Stop()
+	rtrace.Stop()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +146,11 @@ func TestBareProxyRoleServesATrace(t *testing.T) {
 	}
 	got := make(chan holdReport, 1)
 	go func() {
-		rep, err := fetchTrace(urls[1], 300*time.Millisecond)
+		b, err := fetchTrace(urls[1], 300*time.Millisecond)
+		if err != nil {
+			t.Error(err)
+		}
+		rep, err := analyzeTrace(bytes.NewReader(b))
 		if err != nil {
 			t.Error(err)
 		}

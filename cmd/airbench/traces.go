@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,36 +34,41 @@ func traceHold(o options, gen, target *proc) (holdReport, error) {
 		return holdReport{}, fmt.Errorf("it serves no trace")
 	}
 	type result struct {
-		rep holdReport
-		err error
+		trace []byte
+		err   error
 	}
 	got := make(chan result, 1)
 	go func() {
 		time.Sleep(traceLead)
-		rep, err := fetchTrace(target.traceURL, o.trace)
-		got <- result{rep, err}
+		b, err := fetchTrace(target.traceURL, o.trace)
+		got <- result{b, err}
 	}()
 	_, loadErr := gen.load(loadCmd{Mode: "rate", URL: target.url, Conns: o.conns, Rate: o.rates[0],
 		Seconds: (o.trace + 2*traceLead).Seconds()})
 	r := <-got
-	if loadErr != nil {
+	switch {
+	case loadErr != nil:
 		return holdReport{}, loadErr
+	case r.err != nil:
+		return holdReport{}, r.err
 	}
-	return r.rep, r.err
+	// Read once the load has ended: this process is not pinned, and
+	// parsing during the run would compete with the proxies.
+	return analyzeTrace(bytes.NewReader(r.trace))
 }
 
-// fetchTrace asks url for an execution trace of d and analyses it.
-func fetchTrace(url string, d time.Duration) (holdReport, error) {
+// fetchTrace asks url for an execution trace of d.
+func fetchTrace(url string, d time.Duration) ([]byte, error) {
 	c := &http.Client{Timeout: d + 30*time.Second}
 	resp, err := c.Get(url + "/debug/pprof/trace?seconds=" + strconv.FormatFloat(d.Seconds(), 'f', -1, 64))
 	if err != nil {
-		return holdReport{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return holdReport{}, fmt.Errorf("GET %s/debug/pprof/trace: %s", url, resp.Status)
+		return nil, fmt.Errorf("GET %s/debug/pprof/trace: %s", url, resp.Status)
 	}
-	return analyzeTrace(resp.Body)
+	return io.ReadAll(resp.Body)
 }
 
 // writeHolds prints the two traces side by side: the busy stretches over
@@ -71,7 +77,8 @@ func fetchTrace(url string, d time.Duration) (holdReport, error) {
 func writeHolds(w io.Writer, o options, holds []holdReport) {
 	fmt.Fprintf(w, "\nWhat held the processors: an execution trace of %v of each proxy at %d req/s. A busy stretch is goroutines\n"+
 		"running back to back on one processor with gaps under %v: on one processor the runtime does not look for new\n"+
-		"requests until it ends. A run is one goroutine's time on a processor, the kernel's preemptions of it included.\n"+
+		"requests until it ends (but for the mark worker's idle runs, which give way to them). A run is one goroutine's\n"+
+		"time on a processor, its system calls and the kernel's preemptions of it included.\n"+
 		"Per kind of goroutine: its running time a second, its longest run, and its time in the stretches over %v.\n\n",
 		o.trace, o.rates[0], stretchGap, longStretch)
 	fmt.Fprintln(w, "| | bare ReverseProxy | airouter |")
