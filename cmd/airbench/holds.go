@@ -114,8 +114,10 @@ type holdReader struct {
 	fns     map[trace.GoID]string // start functions
 	kinds   map[trace.GoID]kind
 	running map[trace.GoID]piece // the goroutines on a processor now
-	assist  map[trace.GoID]trace.Time
-	pieces  []piece
+	// inSyscall is the goroutine in a system call on each processor.
+	inSyscall map[trace.ProcID]trace.GoID
+	assist    map[trace.GoID]trace.Time
+	pieces    []piece
 }
 
 // analyzeTrace reads an execution trace (runtime/trace's format, as
@@ -125,7 +127,7 @@ func analyzeTrace(r io.Reader) (holdReport, error) {
 	if err != nil {
 		return holdReport{}, err
 	}
-	h := &holdReader{fns: map[trace.GoID]string{}, kinds: map[trace.GoID]kind{}, running: map[trace.GoID]piece{}, assist: map[trace.GoID]trace.Time{}}
+	h := &holdReader{fns: map[trace.GoID]string{}, kinds: map[trace.GoID]kind{}, running: map[trace.GoID]piece{}, inSyscall: map[trace.ProcID]trace.GoID{}, assist: map[trace.GoID]trace.Time{}}
 	var first, last trace.Time
 	for {
 		ev, err := tr.ReadEvent()
@@ -150,9 +152,13 @@ func analyzeTrace(r io.Reader) (holdReport, error) {
 func (h *holdReader) event(ev trace.Event) {
 	switch ev.Kind() {
 	case trace.EventStateTransition:
-		st := ev.StateTransition()
-		if st.Resource.Kind == trace.ResourceGoroutine {
+		switch st := ev.StateTransition(); st.Resource.Kind {
+		case trace.ResourceGoroutine:
 			h.transition(ev, st)
+		case trace.ResourceProc:
+			if from, to := st.Proc(); from == trace.ProcRunning && to != trace.ProcRunning {
+				h.procTaken(st.Resource.Proc(), ev.Time())
+			}
 		}
 	case trace.EventRangeBegin, trace.EventRangeActive, trace.EventRangeEnd:
 		if rg := ev.Range(); rg.Name == "GC mark assist" && rg.Scope.Kind == trace.ResourceGoroutine {
@@ -180,16 +186,43 @@ func (h *holdReader) transition(ev trace.Event, st trace.StateTransition) {
 		}
 	}
 	// A goroutine holds its processor while it runs and through its
-	// system calls. A new generation of the trace restates a running
-	// goroutine's state (Running to Running): its run goes on.
-	switch was, is := holding(from), holding(to); {
-	case is && !was:
-		h.running[g] = piece{proc: ev.Proc(), start: ev.Time()}
-	case was && !is:
-		if p, ok := h.running[g]; ok {
-			h.add(g, p, ev.Time())
-			delete(h.running, g)
+	// system calls, until the runtime takes the processor back from a
+	// blocked one (procTaken). A new generation of the trace restates a
+	// running goroutine's state (Running to Running): its run goes on.
+	p, on := h.running[g]
+	if from == trace.GoSyscall && on && h.inSyscall[p.proc] == g {
+		delete(h.inSyscall, p.proc)
+	}
+	switch {
+	// A goroutine in a system call without a processor holds none: one
+	// blocked since before the trace began.
+	case holding(to) && !(to == trace.GoSyscall && ev.Proc() == trace.NoProc):
+		if !on {
+			p = piece{proc: ev.Proc(), start: ev.Time()}
+			h.running[g] = p
 		}
+		if to == trace.GoSyscall {
+			h.inSyscall[p.proc] = g
+		}
+	case on:
+		h.end(g, ev.Time())
+	}
+}
+
+// procTaken ends the run of a goroutine blocked in a system call when
+// the runtime gives its processor to others.
+func (h *holdReader) procTaken(proc trace.ProcID, at trace.Time) {
+	if g, ok := h.inSyscall[proc]; ok {
+		delete(h.inSyscall, proc)
+		h.end(g, at)
+	}
+}
+
+// end records g's run up to at.
+func (h *holdReader) end(g trace.GoID, at trace.Time) {
+	if p, ok := h.running[g]; ok {
+		h.add(g, p, at)
+		delete(h.running, g)
 	}
 }
 
