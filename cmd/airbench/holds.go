@@ -111,8 +111,7 @@ type piece struct {
 
 // holdReader folds a trace's events into pieces of processor time.
 type holdReader struct {
-	fns     map[trace.GoID]string // start functions
-	kinds   map[trace.GoID]kind
+	fns     map[trace.GoID]string // start functions, which name the kinds
 	running map[trace.GoID]piece // the goroutines on a processor now
 	// inSyscall is the goroutine in a system call on each processor.
 	inSyscall map[trace.ProcID]trace.GoID
@@ -127,7 +126,7 @@ func analyzeTrace(r io.Reader) (holdReport, error) {
 	if err != nil {
 		return holdReport{}, err
 	}
-	h := &holdReader{fns: map[trace.GoID]string{}, kinds: map[trace.GoID]kind{}, running: map[trace.GoID]piece{}, inSyscall: map[trace.ProcID]trace.GoID{}, assist: map[trace.GoID]trace.Time{}}
+	h := &holdReader{fns: map[trace.GoID]string{}, running: map[trace.GoID]piece{}, inSyscall: map[trace.ProcID]trace.GoID{}, assist: map[trace.GoID]trace.Time{}}
 	var first, last trace.Time
 	for {
 		ev, err := tr.ReadEvent()
@@ -170,7 +169,7 @@ func (h *holdReader) event(ev trace.Event) {
 func (h *holdReader) transition(ev trace.Event, st trace.StateTransition) {
 	g := st.Resource.Goroutine()
 	from, to := st.Goroutine()
-	if _, known := h.kinds[g]; !known {
+	if _, known := h.fns[g]; !known {
 		// A goroutine created in the trace names its start in its own
 		// stack; one that existed before names it as the outermost frame
 		// of its stack when it stops running.
@@ -182,7 +181,7 @@ func (h *holdReader) transition(ev trace.Event, st trace.StateTransition) {
 			fn = startFunc(ev.Stack())
 		}
 		if fn != "" {
-			h.fns[g], h.kinds[g] = fn, kindOf(fn)
+			h.fns[g] = fn
 		}
 	}
 	// A goroutine holds its processor while it runs and through its
@@ -254,10 +253,7 @@ func (h *holdReader) add(g trace.GoID, p piece, end trace.Time) {
 	if end <= p.start {
 		return
 	}
-	k, ok := h.kinds[g]
-	if !ok {
-		k = kindOther
-	}
+	k := kindOf(h.fns[g]) // other while its start is unknown
 	if _, assisting := h.assist[g]; assisting {
 		k = kindMarkAssist
 	}
