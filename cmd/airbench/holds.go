@@ -112,7 +112,7 @@ type piece struct {
 // holdReader folds a trace's events into pieces of processor time.
 type holdReader struct {
 	fns     map[trace.GoID]string // start functions, which name the kinds
-	running map[trace.GoID]piece // the goroutines on a processor now
+	running map[trace.GoID]piece  // the goroutines on a processor now
 	// inSyscall is the goroutine in a system call on each processor.
 	inSyscall map[trace.ProcID]trace.GoID
 	assist    map[trace.GoID]trace.Time
