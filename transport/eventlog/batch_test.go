@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/eventjson"
 	"github.com/airouter/airouter/internal/testkit"
+	"github.com/hashicorp/go-hclog"
 )
 
 // collectBatch runs items through a batch and returns what it sent.
@@ -199,5 +201,117 @@ func TestConsumeSplitsOutcomeBatches(t *testing.T) {
 		return nil
 	}); err != nil || n != 4 {
 		t.Fatalf("Read(1, 1) delivered %d events, %v; want the batch's 4", n, err)
+	}
+}
+
+// batchOf is a batch message of outcomeEvent(from) to outcomeEvent(to-1).
+func batchOf(t *testing.T, from, to int) []byte {
+	t.Helper()
+	var lines [][]byte
+	for i := from; i < to; i++ {
+		b, err := eventjson.Encode(outcomeEvent(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, b)
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+func TestDeliverPausesBetweenRunsOnlyAtTheHead(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		events  int
+		pending uint64
+		pauses  []int // events delivered before each pause
+	}{
+		{"at the head", 100, 0, []int{32, 64, 96}},
+		{"one run", foldRun, 0, nil},
+		{"a run and one", foldRun + 1, 0, []int{32}},
+		{"behind", 100, 3, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := &consumers{log: hclog.NewNullLogger()}
+			var pauses []int
+			n := 0
+			cs.pause = func() { pauses = append(pauses, n) }
+			var dec eventjson.Decoder
+			cs.deliver(&dec, Subject(outcomeEvent(0)), batchOf(t, 0, tc.events), 7, tc.pending,
+				func() bool { return false }, func(ev domain.Event, pending uint64) {
+					if want := fmt.Sprintf("req-%08d", n); ev.Outcome == nil || ev.Outcome.RequestID != want {
+						t.Fatalf("event %d is %+v, want %s", n, ev, want)
+					}
+					if want := tc.pending + uint64(tc.events-n-1); pending != want {
+						t.Fatalf("event %d pending %d, want %d", n, pending, want)
+					}
+					n++
+				})
+			if n != tc.events {
+				t.Fatalf("delivered %d events, want %d", n, tc.events)
+			}
+			if fmt.Sprint(pauses) != fmt.Sprint(tc.pauses) {
+				t.Fatalf("paused after %v events, want %v", pauses, tc.pauses)
+			}
+		})
+	}
+
+	// A stop during a pause ends the delivery there.
+	cs := &consumers{log: hclog.NewNullLogger()}
+	stopped := false
+	cs.pause = func() { stopped = true }
+	var dec eventjson.Decoder
+	n := 0
+	cs.deliver(&dec, Subject(outcomeEvent(0)), batchOf(t, 0, 100), 7, 0,
+		func() bool { return stopped }, func(domain.Event, uint64) { n++ })
+	if n != foldRun {
+		t.Fatalf("stopped in the first pause, yet %d events were delivered", n)
+	}
+}
+
+// TestLiveBatchesFoldInRuns: through the embedded log, a consumer folding
+// a backlog's batch does not pause; the batch at the head and one published
+// while it follows are folded in runs.
+func TestLiveBatchesFoldInRuns(t *testing.T) {
+	l := openTest(t, Options{StoreDir: t.TempDir()})
+	ctx := testkit.Context(t)
+	publish := func(from, to int) {
+		if _, err := l.conn.cur().js.Publish(ctx, Subject(outcomeEvent(0)), batchOf(t, from, to)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(0, 100)
+	publish(100, 200)
+
+	var mu sync.Mutex
+	var pauses []int
+	n := 0
+	done := make(chan struct{}, 2)
+	l.cons.pause = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		pauses = append(pauses, n)
+	}
+	stop, err := l.Consume(ctx, 1, func(ev domain.Event, pending uint64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if want := fmt.Sprintf("req-%08d", n); ev.Outcome == nil || ev.Outcome.RequestID != want {
+			t.Errorf("event %d is %+v, want %s", n, ev, want)
+		}
+		n++
+		if n == 200 || n == 270 {
+			done <- struct{}{}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	<-done
+	publish(200, 270)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []int{132, 164, 196, 232, 264}; fmt.Sprint(pauses) != fmt.Sprint(want) {
+		t.Fatalf("paused after %v events, want %v (none in the first message, which had one behind it)", pauses, want)
 	}
 }

@@ -47,6 +47,10 @@ type consumers struct {
 	// is replaced only then.
 	streamUp func() bool
 
+	// pause runs between two runs of a batch folded at the stream's head
+	// (deliver): pauseForRequests, or a test's count.
+	pause func()
+
 	closing  atomic.Bool // Consume and Follow refuse, nothing is replaced
 	mu       sync.Mutex
 	running  map[*consumer]struct{}
@@ -65,7 +69,8 @@ type consumers struct {
 }
 
 func newConsumers(c *conn, log hclog.Logger, errs *lastError, streamUp func() bool) *consumers {
-	return &consumers{conn: c, log: log, errs: errs, streamUp: streamUp, running: make(map[*consumer]struct{})}
+	return &consumers{conn: c, log: log, errs: errs, streamUp: streamUp, pause: pauseForRequests,
+		running: make(map[*consumer]struct{})}
 }
 
 // consumer is one running ordered consumer.
