@@ -20,6 +20,7 @@ func TestBothTable(t *testing.T) {
 		return runResult{says: says, rss: [3]float64{10, 20, 70}, scs: []scenario{
 			{mode: "closed", runs: [3]measure{run(50, 1000, 2000, 0, 0, 1000), run(100*scale, 0, 0, 0, 0, 1000), run(80*scale, 0, 0, 0, 0, 1000)}},
 			{mode: "stream", runs: [3]measure{run(50, 30000, 31000, 2000, 3000, 100), run(400, 0, 0, 4000, 7000, 100), run(400, 0, 0, 4000, 5000, 100)}},
+			{mode: "stream-rate", rate: 500, runs: [3]measure{run(50, 22000, 23000, 400, 900, 500), run(300, 0, 0, 600, 1900, 500), run(330, 0, 0, 700, 1400, 500)}},
 			{mode: "rate", rate: 2000, runs: [3]measure{run(50, 1000, 2000, 0, 0, 2000), run(100, 3000, 6000, 0, 0, 2000), run(90, 5000, 6000, 0, 0, 2000)}},
 			{mode: "rate", rate: 5000, runs: [3]measure{run(50, 1000, 2000, 0, 0, 5000), run(100, 3000, 6000, 0, 0, rate5000), run(90, 2000, 3000, 0, 0, 5000)}},
 		}}
@@ -36,6 +37,8 @@ func TestBothTable(t *testing.T) {
 		"| closed loop, read / write syscalls per request | 1.00x / 0.50x (5.00 / 2.00 against 5.00 / 4.00) |",
 		"| SSE streams, CPU per stream | 1.00x (400.0 µs / 400.0 µs) |",
 		"| SSE streams, added first byte p50 / p99 | 1.00x / 0.50x (2.00 ms / 2.00 ms against 2.00 ms / 4.00 ms) |",
+		"| SSE streams at 500/s, CPU per stream | 1.10x (330.0 µs / 300.0 µs) |",
+		"| SSE streams at 500/s, added first byte p50 / p99 | 1.50x / 0.50x (0.30 ms / 0.50 ms against 0.20 ms / 1.00 ms) |",
 		"| fixed 2000 req/s, added p99 / p99.9 | 2.00x / 1.00x (4.00 ms / 4.00 ms against 2.00 ms / 4.00 ms) |",
 		"| fixed 5000 req/s, CPU per request | 0.90x (90.0 µs / 100.0 µs) |",
 		"| peak RSS (VmHWM) | 3.50x (70.0 MB / 20.0 MB) |",

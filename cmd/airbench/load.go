@@ -15,9 +15,9 @@ import (
 // loadCmd is one run the generator is asked for.
 type loadCmd struct {
 	// Mode is "closed" (conns requests in flight, back to back), "stream"
-	// (the same with streamed answers) or "rate" (open loop: requests
-	// are due at Rate per second, on Conns connections, whatever the
-	// answers do).
+	// (the same with streamed answers), "rate" (open loop: requests are
+	// due at Rate per second, on Conns connections, whatever the answers
+	// do) or "stream-rate" (the open loop with streamed answers).
 	Mode    string  `json:"mode"`
 	URL     string  `json:"url"`
 	Conns   int     `json:"conns"`
@@ -79,7 +79,7 @@ type client struct {
 func newClient(c loadCmd) *client {
 	tr := &http.Transport{MaxIdleConns: 2 * c.Conns, MaxIdleConnsPerHost: c.Conns, MaxConnsPerHost: c.Conns,
 		DisableCompression: true, IdleConnTimeout: time.Minute}
-	stream := c.Mode == "stream"
+	stream := c.Mode == "stream" || c.Mode == "stream-rate"
 	body := `{"model":"gpt-4o","messages":[{"role":"user","content":"Say hello in one word."}],"temperature":0}`
 	if stream {
 		body = `{"model":"gpt-4o","stream":true,"messages":[{"role":"user","content":"Say hello in twenty words."}]}`
@@ -122,7 +122,7 @@ func runLoad(c loadCmd) loadResult {
 	d := time.Duration(c.Seconds * float64(time.Second))
 	start := time.Now()
 	var all []sample
-	if c.Mode == "rate" {
+	if c.Mode == "rate" || c.Mode == "stream-rate" {
 		all = openLoop(cl, c.Conns, c.Rate, start, d)
 	} else {
 		all = closedLoop(cl, c.Conns, start.Add(d))

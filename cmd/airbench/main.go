@@ -1,7 +1,9 @@
 // Command airbench measures what airouter adds to a request against a bare
 // httputil.ReverseProxy, side by side in one run, and prints the table of
 // the performance notes in the README ("What it costs"): CPU per request in
-// a closed loop, CPU per SSE stream and its first-byte latency, the added
+// a closed loop, CPU per SSE stream and its first-byte latency (streams back
+// to back on every connection, which on one CPU is more than the proxies
+// can take, and streams due at a fixed rate below that), the added
 // p50/p99/p99.9 latency at fixed request rates (open loop), and the peak
 // RSS (VmHWM) of every process.
 //
@@ -40,7 +42,11 @@ type options struct {
 	conns    int
 	rounds   int
 	rates    []int
-	airouter string
+	// streamRate, when above 0, adds an open loop of streams due at this
+	// many a second: below the proxies' capacity, so their CPU per stream
+	// and first-byte latency are not a queue's.
+	streamRate int
+	airouter   string
 	// trace, when above 0, is how long an execution trace of each proxy
 	// is taken at the first rate after the rounds.
 	trace time.Duration
@@ -57,6 +63,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 64, "keep-alive connections of every scenario")
 	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians, and a second table compares the proxies round by round")
 	rates := flag.String("rates", "2000,5000", "the fixed request rates of the open loops, comma-separated")
+	flag.IntVar(&o.streamRate, "stream-rate", 500, "the fixed rate of the open loop of streams, a second (0 = none)")
 	flag.StringVar(&o.airouter, "airouter", "", "the airouter binary `PATH` (default: go build ./cmd/airouter, run from the module)")
 	flag.DurationVar(&o.trace, "trace", 0, "after the rounds, take an execution trace this long of each proxy at the first rate and print what held its processors (0 = none)")
 	flag.Parse()
@@ -116,6 +123,8 @@ func checkOptions(o options) error {
 		return fmt.Errorf("-rounds %d is out of range 1..100", o.rounds)
 	case o.both && o.pin:
 		return fmt.Errorf("-both runs pinned and unpinned: give it without -pin")
+	case o.streamRate < 0 || o.streamRate > 100000:
+		return fmt.Errorf("-stream-rate %d is out of range 0..100000", o.streamRate)
 	case o.trace < 0 || o.trace > time.Minute:
 		return fmt.Errorf("-trace %v is out of range 0..1m", o.trace)
 	}

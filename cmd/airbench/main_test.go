@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// The generator's three modes against the fake upstream through the bare
+// The generator's four modes against the fake upstream through the bare
 // proxy: every request answers, a stream's first byte comes before its
 // end, which is at least its 19 chunk gaps later, and the open loop keeps
 // its rate. A smoke test: the benchmark itself is `go run ./cmd/airbench`.
@@ -26,6 +26,7 @@ func TestLoadModesSmoke(t *testing.T) {
 		{Mode: "closed", URL: bare.URL, Conns: 2, Seconds: 0.1},
 		{Mode: "stream", URL: bare.URL, Conns: 2, Seconds: 0.1},
 		{Mode: "rate", URL: bare.URL, Conns: 2, Rate: 200, Seconds: 0.2},
+		{Mode: "stream-rate", URL: bare.URL, Conns: 4, Rate: 100, Seconds: 0.2},
 	} {
 		r := runLoad(c)
 		if r.Requests == 0 || r.Errors != 0 {
@@ -35,13 +36,14 @@ func TestLoadModesSmoke(t *testing.T) {
 			t.Errorf("%s: first byte p50 %v, p50 %v, p99 %v, p99.9 %v µs out of order", c.Mode, r.FirstP50, r.P50, r.P99, r.P999)
 		}
 		switch c.Mode {
-		case "stream":
+		case "stream", "stream-rate":
 			if gap := (r.P50 - r.FirstP50) * float64(time.Microsecond); gap < float64((streamChunks-1)*chunkGap) {
 				t.Errorf("stream: %v µs from first byte to end, want at least %v", r.P50-r.FirstP50, (streamChunks-1)*chunkGap)
 			}
-		case "rate":
-			if r.Requests != 40 {
-				t.Errorf("rate: %d requests in 0.2 s at 200/s, want 40", r.Requests)
+		}
+		if c.Rate > 0 {
+			if want := int64(float64(c.Rate) * c.Seconds); r.Requests != want {
+				t.Errorf("%s: %d requests in %v s at %d/s, want %d", c.Mode, r.Requests, c.Seconds, c.Rate, want)
 			}
 		}
 	}
@@ -64,6 +66,7 @@ func TestTable(t *testing.T) {
 	}
 	scs := []scenario{
 		{mode: "closed", runs: [3]measure{run(1000, 2000, 500, 1000), run(1500, 3000, 700, 800), run(1600, 4000, 800, 800)}},
+		{mode: "stream-rate", rate: 500, runs: [3]measure{run(21000, 22000, 400, 500), run(22000, 24000, 600, 500), run(22000, 23000, 500, 500)}},
 		{mode: "rate", rate: 2000, runs: [3]measure{run(1000, 2000, 500, 2000), run(1000, 3000, 700, 2000), run(1200, 5000, 900, 2000)}},
 	}
 	var b bytes.Buffer
@@ -71,6 +74,9 @@ func TestTable(t *testing.T) {
 	for _, want := range []string{
 		"| closed loop, CPU per request | - | 100.0 µs | 100.0 µs | 1.00x |",
 		"| fixed 2000 req/s, p99 (added) | 2.00 ms | 1.00 ms | 3.00 ms | 3.00x |",
+		"| SSE streams at 500/s, achieved streams/s | 500 | 500 | 500 | 1.00x |",
+		"| SSE streams at 500/s, CPU per stream | - | 100.0 µs | 100.0 µs | 1.00x |",
+		"| SSE streams at 500/s, first byte p50 (added) | 0.40 ms | 0.20 ms | 0.10 ms | 0.50x |",
 		"| fixed 2000 req/s, p50 (added) | 1.00 ms | 0.00 ms | 0.20 ms | - |",
 		"| peak RSS (VmHWM; direct: the upstream) | 10.0 MB | 18.0 MB | 70.0 MB | 3.89x |",
 	} {
@@ -89,6 +95,9 @@ func TestOptions(t *testing.T) {
 	}
 	if err := checkOptions(options{duration: time.Millisecond, conns: 64, rounds: 1}); err == nil || !strings.Contains(err.Error(), "-duration") {
 		t.Errorf("checkOptions(1ms) = %v", err)
+	}
+	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, streamRate: -1}); err == nil || !strings.Contains(err.Error(), "-stream-rate") {
+		t.Errorf("checkOptions(-stream-rate -1) = %v", err)
 	}
 	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, trace: 2 * time.Minute}); err == nil || !strings.Contains(err.Error(), "-trace") {
 		t.Errorf("checkOptions(-trace 2m) = %v", err)

@@ -46,6 +46,9 @@ func (m measure) cpuPer() float64 {
 // so a drift within a round favours neither.
 func runScenarios(o options, gen *proc, targets []*proc) ([]scenario, error) {
 	scs := []scenario{{mode: "closed"}, {mode: "stream"}}
+	if o.streamRate > 0 {
+		scs = append(scs, scenario{mode: "stream-rate", rate: o.streamRate})
+	}
 	for _, r := range o.rates {
 		scs = append(scs, scenario{mode: "rate", rate: r})
 	}
@@ -132,6 +135,12 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 			syscallRows(row, "SSE streams", r)
 			added("SSE streams, first byte p50", func(l loadResult) float64 { return l.FirstP50 }, r)
 			added("SSE streams, first byte p99", func(l loadResult) float64 { return l.FirstP99 }, r)
+		case "stream-rate":
+			name := fmt.Sprintf("SSE streams at %d/s", s.rate)
+			row(name+", achieved streams/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())
+			row(name+", CPU per stream", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
+			added(name+", first byte p50", func(l loadResult) float64 { return l.FirstP50 }, r)
+			added(name+", first byte p99", func(l loadResult) float64 { return l.FirstP99 }, r)
 		case "rate":
 			name := fmt.Sprintf("fixed %d req/s", s.rate)
 			row(name+", achieved req/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())

@@ -81,6 +81,7 @@ func TestRoundsTable(t *testing.T) {
 	r := runResult{scs: []scenario{
 		{mode: "closed", rounds: rounds([]float64{100, 100, 100}, []float64{80, 90, 120})},
 		{mode: "stream", rounds: rounds([]float64{400, 400, 400}, []float64{300, 300, 300})},
+		{mode: "stream-rate", rate: 500, rounds: rounds([]float64{400, 400, 400}, []float64{390, 410, 380})},
 		{mode: "rate", rate: 2000, rounds: rounds([]float64{50, 50, 50}, []float64{60, 60, 40})},
 	}}
 	var b bytes.Buffer
@@ -90,6 +91,7 @@ func TestRoundsTable(t *testing.T) {
 		"| closed loop, CPU per request | lower in 2 of 3 rounds, median ratio 0.90x, p 1.000 | lower in 2 of 3 rounds",
 		"| SSE streams, first byte p99 | lower in 3 of 3 rounds, p 0.250 |",
 		"| fixed 2000 req/s, p99.9 | lower in 1 of 3 rounds, p 1.000 |",
+		"| SSE streams at 500/s, CPU per stream | lower in 2 of 3 rounds, median ratio 0.97x, p 1.000 |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
