@@ -239,10 +239,10 @@ func (p *publisher) drain(first *pubItem) {
 // outcome subject, numbered by Index, else the whole message. pending is
 // the consumer's count of messages behind this one; fn gets it plus the
 // events still to come in this message, so it is 0 only for the last event
-// delivered. It stops early when stopped reports true. A batch delivered at
-// the stream's head (nothing behind it) goes to fn in runs of foldRun
-// events with a pause (cs.pause) between them; a backlog's goes at once.
-func (cs *consumers) deliver(dec *eventjson.Decoder, subject string, data []byte, seq, pending uint64, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
+// delivered. It stops early when stopped reports true. With atHead (the
+// fold at the stream's head: foldsAtHead) a batch goes to fn in runs of
+// foldRun events with a pause (cs.pause) between them; otherwise at once.
+func (cs *consumers) deliver(dec *eventjson.Decoder, subject string, data []byte, seq, pending uint64, atHead bool, stopped func() bool, fn func(ev domain.Event, pending uint64)) {
 	rest := 0
 	if batchable(subject) && bytes.IndexByte(data, '\n') >= 0 {
 		rest = eventjson.CountLines(data)
@@ -251,14 +251,16 @@ func (cs *consumers) deliver(dec *eventjson.Decoder, subject string, data []byte
 		fn(cs.decode(dec, data, domain.Pos{Seq: seq}), pending)
 		return
 	}
-	atHead := pending == 0
 	var index uint32
 	eventjson.Lines(data, func(line []byte) bool {
-		if atHead && index > 0 && index%foldRun == 0 {
-			cs.pause()
-		}
 		if stopped() {
 			return false
+		}
+		if atHead && index > 0 && index%foldRun == 0 {
+			cs.pause()
+			if stopped() {
+				return false
+			}
 		}
 		rest--
 		fn(cs.decode(dec, line, domain.Pos{Seq: seq, Index: index}), pending+uint64(rest))
@@ -270,6 +272,23 @@ func (cs *consumers) deliver(dec *eventjson.Decoder, subject string, data []byte
 // foldRun is how many events of a batch the consumer hands to the fold back
 // to back while it is at the stream's head, about 0.1 ms of folding.
 const foldRun = 32
+
+// headLag is how long before it reaches the fold a message may have been
+// stored for the fold to count as at the stream's head.
+const headLag = 10 * time.Millisecond
+
+// foldsAtHead reports whether the fold pauses between runs of a message
+// with pending messages after it on the server, stored at stored, now. The
+// server's count alone does not say the fold keeps up: the ordered
+// consumer reads ahead, so every message of a burst waiting in the
+// client's buffer left the server with nothing after it. A message stored
+// headLag or more ago means the fold is behind, and a fold that is behind
+// goes on at full speed: a pause lasts up to a millisecond, so pausing
+// would let it fall further behind. The store time is the embedded
+// server's, on this process's clock.
+func foldsAtHead(pending uint64, stored, now time.Time) bool {
+	return pending == 0 && now.Sub(stored) < headLag
+}
 
 // foldPause is pauseForRequests' sleep: short enough to be over by the time
 // the requests waiting have run, long enough not to be over before the
@@ -286,5 +305,5 @@ const foldPause = 5 * time.Microsecond
 // runnable, so the scheduler polls the network and runs them first;
 // runtime.Gosched would not, since the goroutine it yields is queued ahead
 // of the network. With no request waiting the sleep lasts the scheduler's
-// shortest wait on the network, up to a millisecond; a backlog never pauses.
+// shortest wait on the network, up to a millisecond.
 func pauseForRequests() { time.Sleep(foldPause) }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/airouter/airouter/domain"
 	"github.com/airouter/airouter/eventjson"
@@ -223,12 +225,14 @@ func TestDeliverPausesBetweenRunsOnlyAtTheHead(t *testing.T) {
 		name    string
 		events  int
 		pending uint64
+		atHead  bool
 		pauses  []int // events delivered before each pause
 	}{
-		{"at the head", 100, 0, []int{32, 64, 96}},
-		{"one run", foldRun, 0, nil},
-		{"a run and one", foldRun + 1, 0, []int{32}},
-		{"behind", 100, 3, nil},
+		{"at the head", 100, 0, true, []int{32, 64, 96}},
+		{"one run", foldRun, 0, true, nil},
+		{"a run and one", foldRun + 1, 0, true, []int{32}},
+		{"not at the head", 100, 0, false, nil},
+		{"behind", 100, 3, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := &consumers{log: hclog.NewNullLogger()}
@@ -236,7 +240,7 @@ func TestDeliverPausesBetweenRunsOnlyAtTheHead(t *testing.T) {
 			n := 0
 			cs.pause = func() { pauses = append(pauses, n) }
 			var dec eventjson.Decoder
-			cs.deliver(&dec, Subject(outcomeEvent(0)), batchOf(t, 0, tc.events), 7, tc.pending,
+			cs.deliver(&dec, Subject(outcomeEvent(0)), batchOf(t, 0, tc.events), 7, tc.pending, tc.atHead,
 				func() bool { return false }, func(ev domain.Event, pending uint64) {
 					if want := fmt.Sprintf("req-%08d", n); ev.Outcome == nil || ev.Outcome.RequestID != want {
 						t.Fatalf("event %d is %+v, want %s", n, ev, want)
@@ -261,16 +265,35 @@ func TestDeliverPausesBetweenRunsOnlyAtTheHead(t *testing.T) {
 	cs.pause = func() { stopped = true }
 	var dec eventjson.Decoder
 	n := 0
-	cs.deliver(&dec, Subject(outcomeEvent(0)), batchOf(t, 0, 100), 7, 0,
+	cs.deliver(&dec, Subject(outcomeEvent(0)), batchOf(t, 0, 100), 7, 0, true,
 		func() bool { return stopped }, func(domain.Event, uint64) { n++ })
 	if n != foldRun {
 		t.Fatalf("stopped in the first pause, yet %d events were delivered", n)
 	}
 }
 
-// TestLiveBatchesFoldInRuns: through the embedded log, a consumer folding
-// a backlog's batch does not pause; the batch at the head and one published
-// while it follows are folded in runs.
+func TestFoldsAtHead(t *testing.T) {
+	now := t0.Add(time.Hour)
+	for _, tc := range []struct {
+		name    string
+		pending uint64
+		stored  time.Time
+		want    bool
+	}{
+		{"stored just now, nothing after it", 0, now.Add(-time.Millisecond), true},
+		{"a burst in the client's read-ahead", 0, now.Add(-50 * time.Millisecond), false},
+		{"stored headLag ago", 0, now.Add(-headLag), false},
+		{"messages after it", 3, now, false},
+	} {
+		if got := foldsAtHead(tc.pending, tc.stored, now); got != tc.want {
+			t.Errorf("%s: foldsAtHead = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestLiveBatchesFoldInRuns: through the embedded log, the fold (Consume)
+// pauses in a batch that reaches it at the head, not in messages stored
+// long before it got them (pending 0 or not); Follow and Read never pause.
 func TestLiveBatchesFoldInRuns(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir()})
 	ctx := testkit.Context(t)
@@ -279,9 +302,22 @@ func TestLiveBatchesFoldInRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	wait := func(ch <-chan struct{}, what string) {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, ctx.Err())
+		}
+	}
 	publish(0, 100)
 	publish(100, 200)
 
+	// The store times of the first two messages are an hour old by the
+	// clock the consumers read, so the fold is behind for both, even for
+	// the second, which the server sends with nothing after it.
+	var lag atomic.Int64
+	lag.Store(int64(time.Hour))
+	l.cons.now = func() time.Time { return time.Now().Add(time.Duration(lag.Load())) }
 	var mu sync.Mutex
 	var pauses []int
 	n := 0
@@ -306,12 +342,29 @@ func TestLiveBatchesFoldInRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stop()
-	<-done
+	wait(done, "the first two messages")
+
+	followed := make(chan struct{}, 1)
+	fn := 0
+	stopFollow, err := l.Follow(ctx, nil, func(domain.Event, uint64) {
+		if fn++; fn == 70 {
+			followed <- struct{}{}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopFollow()
+	lag.Store(0)
 	publish(200, 270)
-	<-done
+	wait(done, "the live message")
+	wait(followed, "the followed message")
+	if err := l.Read(ctx, 1, 0, func(domain.Event, uint64) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if want := []int{132, 164, 196, 232, 264}; fmt.Sprint(pauses) != fmt.Sprint(want) {
-		t.Fatalf("paused after %v events, want %v (none in the first message, which had one behind it)", pauses, want)
+	if want := []int{232, 264}; fmt.Sprint(pauses) != fmt.Sprint(want) {
+		t.Fatalf("paused after %v events, want %v (only the fold, only in the live message)", pauses, want)
 	}
 }

@@ -47,9 +47,11 @@ type consumers struct {
 	// is replaced only then.
 	streamUp func() bool
 
-	// pause runs between two runs of a batch folded at the stream's head
-	// (deliver): pauseForRequests, or a test's count.
+	// pause runs between two runs of a batch the fold consumer gets at the
+	// stream's head (deliver, foldsAtHead): pauseForRequests, or a test's
+	// count. now is the real clock it compares a message's store time with.
 	pause func()
+	now   func() time.Time
 
 	closing  atomic.Bool // Consume and Follow refuse, nothing is replaced
 	mu       sync.Mutex
@@ -70,14 +72,17 @@ type consumers struct {
 
 func newConsumers(c *conn, log hclog.Logger, errs *lastError, streamUp func() bool) *consumers {
 	return &consumers{conn: c, log: log, errs: errs, streamUp: streamUp, pause: pauseForRequests,
-		running: make(map[*consumer]struct{})}
+		now: time.Now, running: make(map[*consumer]struct{})}
 }
 
 // consumer is one running ordered consumer.
 type consumer struct {
-	set     *consumers
-	fn      EventFunc
-	from    uint64 // requested start sequence, for the gap warning
+	set  *consumers
+	fn   EventFunc
+	from uint64 // requested start sequence, for the gap warning
+	// fold marks the router's fold on its embedded log (Log.Consume): the
+	// one consumer that pauses between runs of a batch at the head.
+	fold    bool
 	mu      sync.Mutex
 	last    uint64 // last delivered stream sequence
 	stopped atomic.Bool
@@ -94,15 +99,15 @@ type consumer struct {
 }
 
 // consumeFrom delivers every event from fromSeq on, then follows
-// (Log.Consume).
-func (cs *consumers) consumeFrom(ctx context.Context, fromSeq uint64, fn EventFunc) (stop func(), err error) {
+// (Log.Consume; fold as for consumer.fold).
+func (cs *consumers) consumeFrom(ctx context.Context, fromSeq uint64, fold bool, fn EventFunc) (stop func(), err error) {
 	fromSeq = max(fromSeq, cs.moved.Load())
 	cfg := jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy}
 	if fromSeq > 1 {
 		cfg.DeliverPolicy = jetstream.DeliverByStartSequencePolicy
 		cfg.OptStartSeq = fromSeq
 	}
-	return cs.consume(ctx, cfg, fromSeq, fn)
+	return cs.consume(ctx, cfg, fromSeq, fold, fn)
 }
 
 // follow delivers the events published from now on (Log.Follow).
@@ -111,10 +116,10 @@ func (cs *consumers) follow(ctx context.Context, subjects []string, fn EventFunc
 		DeliverPolicy:  jetstream.DeliverNewPolicy,
 		FilterSubjects: subjects,
 	}
-	return cs.consume(ctx, cfg, 0, fn)
+	return cs.consume(ctx, cfg, 0, false, fn)
 }
 
-func (cs *consumers) consume(ctx context.Context, cfg jetstream.OrderedConsumerConfig, from uint64, fn EventFunc) (func(), error) {
+func (cs *consumers) consume(ctx context.Context, cfg jetstream.OrderedConsumerConfig, from uint64, fold bool, fn EventFunc) (func(), error) {
 	if cs.closing.Load() {
 		return nil, errors.New("consume events: the event log is closed")
 	}
@@ -122,7 +127,7 @@ func (cs *consumers) consume(ctx context.Context, cfg jetstream.OrderedConsumerC
 	if err != nil {
 		return nil, fmt.Errorf("create ordered consumer on %s: %w", EventsStream, err)
 	}
-	c := &consumer{set: cs, fn: fn, from: from, stall: stall{cfg: cfg}}
+	c := &consumer{set: cs, fn: fn, from: from, fold: fold, stall: stall{cfg: cfg}}
 	c.ccMu.Lock()
 	cc, err := oc.Consume(c.handle, c.consumeOpts()...)
 	if err != nil {
@@ -209,7 +214,8 @@ func (c *consumer) handle(msg jetstream.Msg) {
 	}
 	c.last = seq
 	c.delivered.Store(seq)
-	c.set.deliver(&c.dec, msg.Subject(), msg.Data(), seq, md.NumPending, c.stopped.Load, c.fn)
+	atHead := c.fold && foldsAtHead(md.NumPending, md.Timestamp, c.set.now())
+	c.set.deliver(&c.dec, msg.Subject(), msg.Data(), seq, md.NumPending, atHead, c.stopped.Load, c.fn)
 }
 
 // consumeErrInterval limits consume error logging per consumer.

@@ -135,7 +135,7 @@ func (l *Log) Flush(ctx context.Context) error { return l.pub.flush(ctx) }
 // done or the log closes. When fromSeq lies before the oldest stored event,
 // delivery starts at the oldest and a warning names the gap.
 func (l *Log) Consume(ctx context.Context, fromSeq uint64, fn EventFunc) (stop func(), err error) {
-	return l.cons.consumeFrom(ctx, fromSeq, fn)
+	return l.cons.consumeFrom(ctx, fromSeq, !l.conn.external, fn)
 }
 
 // Follow delivers only events published from now on whose subjects match

@@ -28,7 +28,7 @@ func (cs *consumers) read(ctx context.Context, from, to uint64, fn func(ev domai
 	finish := func() { once.Do(func() { close(done) }) }
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop, err := cs.consumeFrom(rctx, from, func(ev domain.Event, pending uint64) {
+	stop, err := cs.consumeFrom(rctx, from, false, func(ev domain.Event, pending uint64) {
 		if ev.Seq > to {
 			finish()
 			return
