@@ -85,8 +85,9 @@ func writeBoth(w io.Writer, pinned, unpinned runResult) {
 		for _, s := range r.scs {
 			for i, name := range targetNames {
 				if got, sat := saturated(s, i); sat {
-					fmt.Fprintf(w, "%s: %s saturated at %d req/s (%.0f req/s), so its latencies there measure a queue\n",
-						r.says, name, s.rate, got)
+					u := s.perSecond()
+					fmt.Fprintf(w, "%s: %s saturated at %d %s (%.0f %s), so its latencies there measure a queue\n",
+						r.says, name, s.rate, u, got, u)
 				}
 			}
 		}

@@ -63,10 +63,13 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 64, "keep-alive connections of every scenario")
 	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians, and a second table compares the proxies round by round")
 	rates := flag.String("rates", "2000,5000", "the fixed request rates of the open loops, comma-separated")
-	flag.IntVar(&o.streamRate, "stream-rate", 500, "the fixed rate of the open loop of streams, a second (0 = none)")
+	flag.IntVar(&o.streamRate, "stream-rate", -1, "the fixed rate of the open loop of streams, a second (0 = none; default 500, or what -conns can start if fewer)")
 	flag.StringVar(&o.airouter, "airouter", "", "the airouter binary `PATH` (default: go build ./cmd/airouter, run from the module)")
 	flag.DurationVar(&o.trace, "trace", 0, "after the rounds, take an execution trace this long of each proxy at the first rate and print what held its processors (0 = none)")
 	flag.Parse()
+	if o.streamRate == -1 {
+		o.streamRate = defaultStreamRate(o.conns)
+	}
 	err := runRole(*role, *upstream, *traces)
 	if *role == "" {
 		if o.rates, err = parseRates(*rates); err == nil {
@@ -123,13 +126,23 @@ func checkOptions(o options) error {
 		return fmt.Errorf("-rounds %d is out of range 1..100", o.rounds)
 	case o.both && o.pin:
 		return fmt.Errorf("-both runs pinned and unpinned: give it without -pin")
-	case o.streamRate < 0 || o.streamRate > 100000:
-		return fmt.Errorf("-stream-rate %d is out of range 0..100000", o.streamRate)
+	case o.streamRate < 0 || o.streamRate > o.conns*streamsPerConn:
+		return fmt.Errorf("-stream-rate %d is out of range 0..%d: a stream lasts about %v, and -conns %d connections start at most %d a second with room to spare",
+			o.streamRate, o.conns*streamsPerConn, streamChunks*chunkGap, o.conns, o.conns*streamsPerConn)
 	case o.trace < 0 || o.trace > time.Minute:
 		return fmt.Errorf("-trace %v is out of range 0..1m", o.trace)
 	}
 	return nil
 }
+
+// streamsPerConn is how many streams a second one connection of the
+// stream open loop may be asked to start: one every two streams' length,
+// so the generator does not queue them itself.
+const streamsPerConn = int(time.Second / (2 * streamChunks * chunkGap))
+
+// defaultStreamRate is -stream-rate's default: 500 streams a second, or as
+// many as conns connections can start (streamsPerConn) if fewer.
+func defaultStreamRate(conns int) int { return max(0, min(500, conns*streamsPerConn)) }
 
 // cpus are the CPUs the proxies and the generator run on ("" unpinned),
 // and a line saying so.

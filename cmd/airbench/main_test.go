@@ -38,7 +38,7 @@ func TestLoadModesSmoke(t *testing.T) {
 		switch c.Mode {
 		case "stream", "stream-rate":
 			if gap := (r.P50 - r.FirstP50) * float64(time.Microsecond); gap < float64((streamChunks-1)*chunkGap) {
-				t.Errorf("stream: %v µs from first byte to end, want at least %v", r.P50-r.FirstP50, (streamChunks-1)*chunkGap)
+				t.Errorf("%s: %v µs from first byte to end, want at least %v", c.Mode, r.P50-r.FirstP50, (streamChunks-1)*chunkGap)
 			}
 		}
 		if c.Rate > 0 {
@@ -98,6 +98,20 @@ func TestOptions(t *testing.T) {
 	}
 	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, streamRate: -1}); err == nil || !strings.Contains(err.Error(), "-stream-rate") {
 		t.Errorf("checkOptions(-stream-rate -1) = %v", err)
+	}
+	// 64 connections start at most 25 streams of 20 ms a second each.
+	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, streamRate: 1601}); err == nil || !strings.Contains(err.Error(), "0..1600") {
+		t.Errorf("checkOptions(-stream-rate 1601 -conns 64) = %v, want an error naming 0..1600", err)
+	}
+	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, streamRate: 1600}); err != nil {
+		t.Errorf("checkOptions(-stream-rate 1600 -conns 64) = %v", err)
+	}
+	// Unset, it is 500, or what fewer connections can start.
+	if got := defaultStreamRate(64); got != 500 {
+		t.Errorf("defaultStreamRate(64) = %d, want 500", got)
+	}
+	if got := defaultStreamRate(8); got != 8*streamsPerConn || checkOptions(options{duration: time.Second, conns: 8, rounds: 1, streamRate: got}) != nil {
+		t.Errorf("defaultStreamRate(8) = %d, want %d and accepted", got, 8*streamsPerConn)
 	}
 	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, trace: 2 * time.Minute}); err == nil || !strings.Contains(err.Error(), "-trace") {
 		t.Errorf("checkOptions(-trace 2m) = %v", err)

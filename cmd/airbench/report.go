@@ -155,7 +155,8 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 	for _, s := range scs {
 		for i, name := range targetNames {
 			if got, sat := saturated(s, i); sat {
-				fmt.Fprintf(w, "%s at %d req/s: saturated at %.0f req/s, so its latencies there measure a queue\n", name, s.rate, got)
+				u := s.perSecond()
+				fmt.Fprintf(w, "%s at %d %s: saturated at %.0f %s, so its latencies there measure a queue\n", name, s.rate, u, got, u)
 			}
 			if n := s.runs[i].load.Errors; n > 0 {
 				fmt.Fprintf(w, "%s %s %d: %d failed requests\n", name, s.mode, s.rate, n)
@@ -169,6 +170,14 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 func syscallRows(row func(name, unit string, d, b, a float64), name string, r [3]measure) {
 	row(name+", read syscalls per request", "/", r[0].perRequest(r[0].reads), r[1].perRequest(r[1].reads), r[2].perRequest(r[2].reads))
 	row(name+", write syscalls per request", "/", r[0].perRequest(r[0].writes), r[1].perRequest(r[1].writes), r[2].perRequest(r[2].writes))
+}
+
+// perSecond is the unit of the scenario's rate: streams or requests a second.
+func (s scenario) perSecond() string {
+	if s.mode == "stream-rate" {
+		return "streams/s"
+	}
+	return "req/s"
 }
 
 // targetNames name the targets of a scenario's runs, in order.

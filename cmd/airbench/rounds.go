@@ -39,8 +39,7 @@ func scenarioFigures(s scenario) []figure {
 			{"SSE streams, first byte p50", lat(func(l loadResult) float64 { return l.FirstP50 }), false},
 			{"SSE streams, first byte p99", lat(func(l loadResult) float64 { return l.FirstP99 }), false},
 		}
-	}
-	if s.mode == "stream-rate" {
+	case "stream-rate":
 		name := fmt.Sprintf("SSE streams at %d/s, ", s.rate)
 		return []figure{
 			{name + "CPU per stream", cpu, true},
