@@ -49,12 +49,12 @@ func summaryRows(r runResult) (names, cells []string) {
 			add("SSE streams, added first byte p50 / p99", pairCell(addedMs(first50, x, 2), addedMs(first99, x, 2),
 				addedMs(first50, x, 1), addedMs(first99, x, 1), "ms"))
 		case "stream-rate":
-			name := fmt.Sprintf("SSE streams at %d/s", s.rate)
+			name := s.name()
 			add(name+", CPU per stream", cell(x[2].cpuPer(), x[1].cpuPer(), "µs"))
 			add(name+", added first byte p50 / p99", pairCell(addedMs(first50, x, 2), addedMs(first99, x, 2),
 				addedMs(first50, x, 1), addedMs(first99, x, 1), "ms"))
 		case "rate":
-			name := fmt.Sprintf("fixed %d req/s", s.rate)
+			name := s.name()
 			add(name+", CPU per request", cell(x[2].cpuPer(), x[1].cpuPer(), "µs"))
 			add(name+", added p99 / p99.9", pairCell(addedMs(p99, x, 2), addedMs(p999, x, 2),
 				addedMs(p99, x, 1), addedMs(p999, x, 1), "ms"))

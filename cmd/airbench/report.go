@@ -136,13 +136,13 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 			added("SSE streams, first byte p50", func(l loadResult) float64 { return l.FirstP50 }, r)
 			added("SSE streams, first byte p99", func(l loadResult) float64 { return l.FirstP99 }, r)
 		case "stream-rate":
-			name := fmt.Sprintf("SSE streams at %d/s", s.rate)
+			name := s.name()
 			row(name+", achieved streams/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())
 			row(name+", CPU per stream", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
 			added(name+", first byte p50", func(l loadResult) float64 { return l.FirstP50 }, r)
 			added(name+", first byte p99", func(l loadResult) float64 { return l.FirstP99 }, r)
 		case "rate":
-			name := fmt.Sprintf("fixed %d req/s", s.rate)
+			name := s.name()
 			row(name+", achieved req/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())
 			added(name+", p50", func(l loadResult) float64 { return l.P50 }, r)
 			added(name+", p99", func(l loadResult) float64 { return l.P99 }, r)
@@ -170,6 +170,14 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 func syscallRows(row func(name, unit string, d, b, a float64), name string, r [3]measure) {
 	row(name+", read syscalls per request", "/", r[0].perRequest(r[0].reads), r[1].perRequest(r[1].reads), r[2].perRequest(r[2].reads))
 	row(name+", write syscalls per request", "/", r[0].perRequest(r[0].writes), r[1].perRequest(r[1].writes), r[2].perRequest(r[2].writes))
+}
+
+// name names an open loop's scenario by its rate, in every table.
+func (s scenario) name() string {
+	if s.mode == "stream-rate" {
+		return fmt.Sprintf("SSE streams at %d/s", s.rate)
+	}
+	return fmt.Sprintf("fixed %d req/s", s.rate)
 }
 
 // perSecond is the unit of the scenario's rate: streams or requests a second.

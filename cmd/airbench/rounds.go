@@ -40,14 +40,14 @@ func scenarioFigures(s scenario) []figure {
 			{"SSE streams, first byte p99", lat(func(l loadResult) float64 { return l.FirstP99 }), false},
 		}
 	case "stream-rate":
-		name := fmt.Sprintf("SSE streams at %d/s, ", s.rate)
+		name := s.name() + ", "
 		return []figure{
 			{name + "CPU per stream", cpu, true},
 			{name + "first byte p50", lat(func(l loadResult) float64 { return l.FirstP50 }), false},
 			{name + "first byte p99", lat(func(l loadResult) float64 { return l.FirstP99 }), false},
 		}
 	}
-	name := fmt.Sprintf("fixed %d req/s, ", s.rate)
+	name := s.name() + ", "
 	return []figure{
 		{name + "CPU per request", cpu, true},
 		{name + "p99", lat(func(l loadResult) float64 { return l.P99 }), false},
