@@ -2,17 +2,14 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -109,61 +106,25 @@ func (p *proc) stop() {
 	}
 }
 
-// pid is the measured process: taskset execs the program in its place,
+// pid is the root of the measured tree: taskset execs the program in its place,
 // so the pid is the program's either way.
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
-// cpu is the process's user+system CPU seconds (/proc/<pid>/stat, in
-// ticks of 10 ms: over thousands of requests a fraction of a µs each).
-func (p *proc) cpu() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseFloat(f[11], 64)
-	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100
-}
+// cpu is the user+system CPU seconds of the process and its descendants
+// (treeCPU: /proc/<pid>/stat, in ticks of 10 ms, over thousands of
+// requests a fraction of a µs each).
+func (p *proc) cpu() float64 { return treeCPU(p.pid()) }
 
 // syscalls is how many read-family and write-family system calls the
-// process has made (syscr and syscw of /proc/<pid>/io): its sockets'
-// reads and writes, and for airouter also the embedded log's file and
-// connections. NaN where the counters cannot be read, which the tables
-// print as "-".
-func (p *proc) syscalls() (reads, writes float64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", p.pid()))
-	if err != nil {
-		return math.NaN(), math.NaN()
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "syscr: "); ok {
-			reads, _ = strconv.ParseFloat(v, 64)
-		}
-		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
-			writes, _ = strconv.ParseFloat(v, 64)
-		}
-	}
-	return reads, writes
-}
+// process and its descendants have made (treeSyscalls: syscr and syscw of
+// /proc/<pid>/io): their sockets' reads and writes, and for airouter also
+// the embedded log's file and connections. NaN where the counters cannot
+// be read, which the tables print as "-".
+func (p *proc) syscalls() (reads, writes float64) { return treeSyscalls(p.pid()) }
 
-// peakRSS is the process's VmHWM in MB.
-func (p *proc) peakRSS() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
+// peakRSS is the sum of the VmHWM of the process and its descendants in MB
+// (treePeakRSS: an upper bound of their simultaneous peak).
+func (p *proc) peakRSS() float64 { return treePeakRSS(p.pid()) }
 
 // masterKey is the airouter child's master key (a benchmark-only value).
 const masterKey = "airbench-master-key-0123456789"

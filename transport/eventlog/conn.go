@@ -37,7 +37,8 @@ type conn struct {
 	lock    *dirLock       // nil unless this process owns a file store
 	mark    *seqMark       // the store's acknowledged-sequence mark, nil unless lock
 	tempDir string         // a private directory removed on teardown, or ""
-	srv     *server.Server // the embedded server, nil when external
+	srv     *server.Server // the embedded server in this process, or nil
+	proc    *serverProc    // the embedded server's own process, or nil (process.go)
 	ncDone  chan struct{}  // closed when the last connection is closed by close or teardown
 	// priorMark is the mark found at open (of the store, or of the store a
 	// Reader copied): the highest sequence acknowledged before.
@@ -48,6 +49,9 @@ type conn struct {
 	// jsConfig is the embedded file store's JetStream configuration, for
 	// a restart after a store fault (store.go); nil otherwise.
 	jsConfig *server.JetStreamConfig
+	// procSeen and procFaultSeen are the server process's restarts that
+	// checkProcess has handled.
+	procSeen, procFaultSeen uint64
 
 	// The current session: the client connection, its JetStream context and
 	// the two streams. A connection the client library closed by itself is
@@ -120,6 +124,11 @@ func (c *conn) startEmbedded(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	if o.Process != nil && o.Storage == StorageFile {
+		p, err := startProcess(ctx, o, dir, c.lock.f)
+		c.proc = p
+		return err
+	}
 	s, err := startServer(ctx, o, dir)
 	if err != nil {
 		return err
@@ -132,9 +141,13 @@ func (c *conn) startEmbedded(ctx context.Context, o Options) error {
 }
 
 // connect opens the client connection under name: in-process to the
-// embedded server, or to the external servers at url.
+// embedded server, over loopback to its own process, or to the external
+// servers at url.
 func (c *conn) connect(name, url, credsFile string) error {
-	if !c.external {
+	switch {
+	case c.proc != nil:
+		url = c.proc.url
+	case !c.external:
 		url = ""
 	}
 	c.name, c.url, c.creds = name, url, credsFile
@@ -179,9 +192,15 @@ func (c *conn) dial() (*nats.Conn, error) {
 			nopts = append(nopts, nats.UserCredentials(c.creds))
 		}
 	} else {
-		// In-process: a reconnect costs nothing, so do not wait the
-		// library's 2 s between tries.
-		nopts = append(nopts, nats.InProcessServer(c.srv), nats.ReconnectWait(inProcessReconnectWait))
+		// The embedded server, in this process or its own: a reconnect
+		// costs nothing, so do not wait the library's 2 s between tries.
+		nopts = append(nopts, nats.ReconnectWait(inProcessReconnectWait))
+		switch {
+		case c.proc == nil:
+			nopts = append(nopts, nats.InProcessServer(c.srv))
+		case c.proc.spec.Token != "":
+			nopts = append(nopts, nats.Token(c.proc.spec.Token))
+		}
 	}
 	return nats.Connect(c.url, nopts...)
 }
@@ -251,6 +270,11 @@ func (c *conn) teardown() error {
 	if c.srv != nil {
 		c.srv.Shutdown()
 		c.srv.WaitForShutdown()
+	}
+	if c.proc != nil {
+		if err := c.proc.close(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := c.mark.close(); err != nil {
 		errs = append(errs, fmt.Errorf("close the sequence mark: %w", err))

@@ -57,6 +57,7 @@ func openIdle(ctx context.Context, opts Options) (*Log, error) {
 		l.pub.reporter.tick()
 		l.conn.mark.write()
 		l.conn.checkStore(&l.pub.store, l.errs, l.cons.replaceAll)
+		l.conn.checkProcess(&l.pub.store, l.errs, l.cons.replaceAll)
 		l.cons.watch()
 	})
 	return l, nil
@@ -65,10 +66,15 @@ func openIdle(ctx context.Context, opts Options) (*Log, error) {
 // ClientURL is the embedded server's NATS URL when Options.Listen is set,
 // else "".
 func (l *Log) ClientURL() string {
-	if l.conn.srv == nil || l.opts.Listen == "" {
+	switch {
+	case l.opts.Listen == "":
 		return ""
+	case l.conn.srv != nil:
+		return l.conn.srv.ClientURL()
+	case l.conn.proc != nil:
+		return l.conn.proc.url
 	}
-	return l.conn.srv.ClientURL()
+	return ""
 }
 
 // Publish queues an event for asynchronous publishing and never blocks. It
@@ -135,7 +141,7 @@ func (l *Log) Flush(ctx context.Context) error { return l.pub.flush(ctx) }
 // done or the log closes. When fromSeq lies before the oldest stored event,
 // delivery starts at the oldest and a warning names the gap.
 func (l *Log) Consume(ctx context.Context, fromSeq uint64, fn EventFunc) (stop func(), err error) {
-	return l.cons.consumeFrom(ctx, fromSeq, !l.conn.external, fn)
+	return l.cons.consumeFrom(ctx, fromSeq, l.conn.srv != nil, fn)
 }
 
 // Follow delivers only events published from now on whose subjects match

@@ -78,8 +78,17 @@ type Options struct {
 	Logger hclog.Logger
 	// ServerName names the embedded server in logs (default "airouter").
 	ServerName string
-	// Clock times the publisher's rounds (default the real clock).
+	// Clock times the publisher's rounds and the server process's
+	// restarts (default the real clock).
 	Clock clockwork.Clock
+	// Process, when set, runs the embedded server of a file store in a
+	// child process (process.go) instead of in this one; nil keeps it
+	// in-process. Memory storage and an external NatsURL ignore it.
+	Process *Process
+
+	// authToken is the token the embedded server asks its clients for:
+	// set in the child process, empty in-process.
+	authToken string
 }
 
 func (o Options) withDefaults() (Options, error) {

@@ -20,8 +20,9 @@ import (
 // number of events given by helperEvents, prints "ready <pid>" and waits
 // to be killed, never closing the log.
 const (
-	helperEnv    = "EVENTLOG_HELPER_DIR"
-	helperEvents = "EVENTLOG_HELPER_EVENTS"
+	helperEnv     = "EVENTLOG_HELPER_DIR"
+	helperEvents  = "EVENTLOG_HELPER_EVENTS"
+	helperProcess = "EVENTLOG_HELPER_PROCESS" // "1": its server runs in its own process
 )
 
 func TestHelperProcess(t *testing.T) {
@@ -31,7 +32,11 @@ func TestHelperProcess(t *testing.T) {
 	}
 	n, _ := strconv.Atoi(os.Getenv(helperEvents))
 	ctx := context.Background()
-	l, err := Open(ctx, Options{StoreDir: dir})
+	o := Options{StoreDir: dir}
+	if os.Getenv(helperProcess) == "1" {
+		o.Process = testProcess()
+	}
+	l, err := Open(ctx, o)
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(2)
@@ -70,8 +75,18 @@ func fillLog(l *Log, n int) {
 // The caller kills it.
 func startHolder(t testing.TB, dir string, events int) *exec.Cmd {
 	t.Helper()
+	return startHolderIn(t, dir, events, false)
+}
+
+// startHolderIn is startHolder, with the holder's server in its own
+// process when process is set.
+func startHolderIn(t testing.TB, dir string, events int, process bool) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir, helperEvents+"="+strconv.Itoa(events))
+	if process {
+		cmd.Env = append(cmd.Env, helperProcess+"=1")
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

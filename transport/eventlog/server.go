@@ -76,6 +76,9 @@ func startServer(ctx context.Context, o Options, dir string) (*server.Server, er
 		// publish, memory the collector marks in every cycle; at the
 		// log's rates a match without them costs next to nothing.
 		NoSublistCache: true,
+		// A child process's server listens on loopback for its parent
+		// alone; the token keeps other local users off it.
+		Authorization: o.authToken,
 	}
 	switch {
 	case o.MaxBytes < 0:

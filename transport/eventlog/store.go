@@ -132,7 +132,7 @@ func (c *conn) checkStore(st *storeState, errs *lastError, restarted func()) {
 	if c.srv == nil || c.jsConfig == nil || c.closing.Load() {
 		return
 	}
-	cause := c.embeddedFault()
+	cause := storeFault(c.srv)
 	if cause == "" {
 		if st.clear() {
 			c.log.Info("the event log's store writes again; publishing resumes")
@@ -156,7 +156,7 @@ func (c *conn) checkStore(st *storeState, errs *lastError, restarted func()) {
 	}
 	st.restartErr.Store(nil)
 	st.restarts.Add(1)
-	if cause = c.embeddedFault(); cause == "" {
+	if cause = storeFault(c.srv); cause == "" {
 		st.clear()
 	}
 	c.log.Warn("restarted jetstream after a store fault", "took", time.Since(start), "fault", cause)
@@ -165,12 +165,12 @@ func (c *conn) checkStore(st *storeState, errs *lastError, restarted func()) {
 	}
 }
 
-// embeddedFault is the embedded server's store fault, "" when it writes.
-func (c *conn) embeddedFault() string {
-	if !c.srv.JetStreamEnabled() {
+// storeFault is an embedded server's store fault, "" when it writes.
+func storeFault(s *server.Server) string {
+	if !s.JetStreamEnabled() {
 		return "store unavailable: jetstream is disabled"
 	}
-	h := c.srv.Healthz(&server.HealthzOptions{})
+	h := s.Healthz(&server.HealthzOptions{})
 	if h == nil || h.Error == "" {
 		return ""
 	}

@@ -71,8 +71,15 @@ func outcomeMsg(t *testing.T) *nats.Msg {
 // and takes control events again, and every event acknowledged before the
 // disk filled is still there.
 func TestFullStoreIsReportedAndRecovers(t *testing.T) {
+	t.Run("in-process", func(t *testing.T) { testFullStore(t, nil) })
+	// The server process reports the fault and, with room again, exits
+	// for a new one.
+	t.Run("own process", func(t *testing.T) { testFullStore(t, testProcess()) })
+}
+
+func testFullStore(t *testing.T, proc *Process) {
 	fs := testkit.SmallFS(t, 32<<20)
-	l := openTest(t, Options{StoreDir: filepath.Join(fs, "store")})
+	l := openTest(t, Options{StoreDir: filepath.Join(fs, "store"), Process: proc})
 	ctx := testkit.Context(t)
 	for i := range 20 {
 		l.Publish(outcomeEvent(i))

@@ -1,0 +1,184 @@
+package eventlog
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats.go"
+
+	"github.com/airouter/airouter/domain"
+	"github.com/airouter/airouter/internal/testkit"
+)
+
+// TestMain lets the test binary be a log's server process: testProcess
+// starts it again with ProcessArg.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == ProcessArg {
+		os.Exit(ServeProcess(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// testProcess runs a log's server in the test binary as a child process.
+func testProcess() *Process {
+	return &Process{Command: func() *exec.Cmd { return exec.Command(os.Args[0], ProcessArg) }}
+}
+
+// alive reports whether pid is a running process (not yet reaped).
+func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// A log whose server runs in its own process stores, acknowledges and
+// delivers like one in-process: the server is another PID, the store is
+// locked while either lives, a client without the token is refused, the
+// server's lines reach the router's logger, and Close stops the process.
+// The store it leaves opens in-process with every event.
+func TestProcessServesTheLog(t *testing.T) {
+	dir := t.TempDir()
+	logs := new(testkit.Buffer)
+	l, err := Open(testkit.Context(t), Options{StoreDir: dir, Process: testProcess(),
+		Logger: hclog.New(&hclog.LoggerOptions{Output: logs, Level: hclog.Info})})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	pid := int(l.conn.proc.pid.Load())
+	if pid == 0 || pid == os.Getpid() || !alive(pid) {
+		t.Fatalf("server process pid %d (this process %d)", pid, os.Getpid())
+	}
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if !strings.Contains(string(cmdline), ProcessArg) {
+		t.Errorf("server process runs %q, want %s", cmdline, ProcessArg)
+	}
+	if lock, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/fd/3"); lock != filepath.Join(dir, lockName) {
+		t.Errorf("the server process's fd 3 is %q, want the store's lock file", lock)
+	}
+	ctx := testkit.Context(t)
+	if _, err := l.PublishControl(ctx, banEvent("ban-1", "c1", "m1")); err != nil {
+		t.Fatalf("PublishControl: %v", err)
+	}
+	fillLog(l, 50)
+	if got := readAll(t, l); len(got) != 51 || got[0].ID != "ban-1" {
+		t.Fatalf("read %d events, want the ban and 50 outcomes", len(got))
+	}
+	if _, err := Open(ctx, Options{StoreDir: dir}); !errors.Is(err, ErrStoreInUse) {
+		t.Errorf("a second Open on the store: %v, want ErrStoreInUse", err)
+	}
+	if nc, err := nats.Connect(l.conn.proc.url); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
+		if nc != nil {
+			nc.Close()
+		}
+		t.Errorf("a client without the token: %v, want an authorization violation", err)
+	}
+	if !strings.Contains(logs.String(), "nats") || len(logs.Lines("Server is ready")) == 0 {
+		t.Errorf("the server's lines did not reach the router's logger:\n%s", logs.String())
+	}
+
+	if err := l.Close(context.Background()); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if alive(pid) {
+		t.Errorf("server process %d still runs after Close", pid)
+	}
+	again := openTest(t, Options{StoreDir: dir})
+	if got := readAll(t, again); len(got) != 51 {
+		t.Errorf("in-process after the server process: %d events, want 51", len(got))
+	}
+}
+
+// A server process that dies is started again on the same address: the
+// client reconnects, a ban published after it is stored, both bans are
+// delivered, and a crash is not counted as a store restart.
+func TestProcessComesBackAfterACrash(t *testing.T) {
+	l := openTest(t, Options{StoreDir: t.TempDir(), Process: testProcess()})
+	ctx := testkit.Context(t)
+	if _, err := l.PublishControl(ctx, banEvent("ban-1", "c1", "m1")); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan domain.Event, 8)
+	stop, err := l.Consume(ctx, 0, func(ev domain.Event, _ uint64) { got <- ev })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	if ev := testkit.Receive(t, "the first ban", got); ev.ID != "ban-1" {
+		t.Fatalf("first event %q", ev.ID)
+	}
+	old := int(l.conn.proc.pid.Load())
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "a new server process", func() bool {
+		p := int(l.conn.proc.pid.Load())
+		return p != old && alive(p)
+	})
+	testkit.Eventually(t, "the second ban stored", func() bool {
+		_, err := l.PublishControl(ctx, banEvent("ban-2", "c1", "m1"))
+		return err == nil
+	})
+	if ev := testkit.Receive(t, "the second ban", got); ev.ID != "ban-2" {
+		t.Fatalf("after the crash: event %q, want ban-2", ev.ID)
+	}
+	if s := l.Stats(); s.StoreRestarts != 0 {
+		t.Errorf("StoreRestarts %d after a crash, want 0 (not a store fault)", s.StoreRestarts)
+	}
+}
+
+// A router killed without closing its log takes its server process with
+// it (the kernel's parent-death signal, and the end of its stdin): the
+// store's lock, which both held, is then free, and what was acknowledged
+// is there.
+func TestProcessDiesWithItsRouter(t *testing.T) {
+	dir := t.TempDir()
+	holder := startHolderIn(t, dir, 5, true)
+	if _, err := Open(testkit.Context(t), Options{StoreDir: dir}); !errors.Is(err, ErrStoreInUse) {
+		t.Fatalf("Open while the router lives: %v, want ErrStoreInUse", err)
+	}
+	if err := holder.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = holder.Wait()
+	var l *Log
+	testkit.Eventually(t, "the store free once the server process died", func() bool {
+		var err error
+		l, err = Open(testkit.Context(t), Options{StoreDir: dir, Logger: testkit.Logger(t, hclog.Warn)})
+		return err == nil
+	})
+	t.Cleanup(func() { _ = l.Close(context.Background()) })
+	if got := readAll(t, l); len(got) != 5 {
+		t.Errorf("after the router died: %d events, want the 5 acknowledged", len(got))
+	}
+}
+
+// Lines of the server process are logged at their level with their
+// fields; anything else is an error line as it was written.
+func TestParseLogLine(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		level hclog.Level
+		msg   string
+		args  []any
+	}{
+		{`{"@level":"info","@message":"Server is ready","@module":"nats","@timestamp":"x"}`, hclog.Info, "Server is ready", nil},
+		{`{"@level":"error","@message":"boom","b":2,"a":"x"}`, hclog.Error, "boom", []any{"a", "x", "b", 2.0}},
+		{`{"@message":"no level"}`, hclog.Info, "no level", nil},
+		{`panic: runtime error`, hclog.Error, "panic: runtime error", nil},
+	} {
+		level, msg, args := parseLogLine([]byte(tc.line))
+		if level != tc.level || msg != tc.msg || len(args) != len(tc.args) {
+			t.Errorf("%s: %v %q %v", tc.line, level, msg, args)
+			continue
+		}
+		for i := range args {
+			if args[i] != tc.args[i] {
+				t.Errorf("%s: args %v, want %v", tc.line, args, tc.args)
+			}
+		}
+	}
+}
