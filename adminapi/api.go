@@ -71,6 +71,11 @@ type LogStatus struct {
 	// router's replica id, and /health is degraded while it is.
 	Replicas        []ReplicaHealth
 	ReplicaConflict string
+	// ServerPID is the embedded server's own process, 0 when it runs in
+	// the router's process or the log is external; ServerRestarts counts
+	// the times it was started again after it exited.
+	ServerPID      int
+	ServerRestarts uint64
 }
 
 // Deps is everything the admin surface needs, given once to New. The

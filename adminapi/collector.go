@@ -31,6 +31,8 @@ var (
 		"1 when the event log's NATS connection is up.", nil, nil)
 	descStoreFault = prometheus.NewDesc("airouter_log_store_faulted",
 		"1 while the event log's store cannot write (a full disk); /health names the cause.", nil, nil)
+	descServerRestarts = prometheus.NewDesc("airouter_log_server_restarts_total",
+		"Times the event log's server process was started again after it exited (a crash, or a store fault it recovers from); absent while the server runs in the router's process.", nil, nil)
 	descMissing = prometheus.NewDesc("airouter_log_missing_events",
 		"Stream messages the event log lost before this process started (a damaged store); /health names the first.", nil, nil)
 	descPublished = prometheus.NewDesc("airouter_log_published_total",
@@ -57,7 +59,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descCredBanned, descCredRPM, descCredTPM, descModelRPM, descModelTPM, descBansActive,
 		descCooldowns, descBenched, descApplied, descLag, descSkipped,
-		descConnected, descStoreFault, descMissing, descPublished, descDropped, descFailed, descRejected,
+		descConnected, descStoreFault, descServerRestarts, descMissing, descPublished, descDropped, descFailed, descRejected,
 		descLabelOverflow, descPairsOmitted, descUnkept, descForgotten,
 	} {
 		ch <- d
@@ -118,6 +120,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		faulted = 1
 	}
 	emit(descStoreFault, prometheus.GaugeValue, faulted)
+	if p := l.ServerProcess; p != nil {
+		emit(descServerRestarts, prometheus.CounterValue, float64(p.Restarts))
+	}
 	emit(descMissing, prometheus.GaugeValue, float64(l.MissingEvents))
 	emit(descPublished, prometheus.CounterValue, float64(l.Published))
 	emit(descDropped, prometheus.CounterValue, float64(l.Dropped))

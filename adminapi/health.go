@@ -124,6 +124,17 @@ type LogHealth struct {
 	// ReplicaConflict says another live process uses this router's id.
 	Replicas        []ReplicaHealth `json:"replicas,omitempty"`
 	ReplicaConflict string          `json:"replica_conflict,omitempty"`
+	// ServerProcess is the embedded server's own process
+	// (events.server_process), absent when it runs in the router's.
+	ServerProcess *ServerProcessHealth `json:"server_process,omitempty"`
+}
+
+// ServerProcessHealth is the event log's server process: its PID, and how
+// many times it was started again after it exited
+// (airouter_log_server_restarts_total).
+type ServerProcessHealth struct {
+	PID      int    `json:"pid"`
+	Restarts uint64 `json:"restarts"`
 }
 
 // Health statuses.
@@ -331,6 +342,9 @@ func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
 		StoreFault:    redact.String(ls.StoreFault),
 		MissingEvents: ls.MissingEvents, MissingFromSeq: ls.MissingFromSeq,
 		Replicas: ls.Replicas, ReplicaConflict: ls.ReplicaConflict,
+	}
+	if ls.ServerPID != 0 {
+		l.ServerProcess = &ServerProcessHealth{PID: ls.ServerPID, Restarts: ls.ServerRestarts}
 	}
 	if l.LastSeq > l.AppliedSeq {
 		l.Lag = l.LastSeq - l.AppliedSeq

@@ -50,6 +50,12 @@ type Events struct {
 	// ReplicaID names this router on the log (its outcomes, heartbeats and
 	// probe claims); empty is the default, ReplicaName's <host name>:<port>.
 	ReplicaID string `yaml:"replica_id,omitempty"`
+	// ServerProcess runs the embedded server of a file store in a child
+	// process of the router (the same binary started again) instead of in
+	// the router's own process: default true. The kernel then schedules
+	// the server's work apart from requests, and the router's heap holds
+	// the router alone.
+	ServerProcess bool `yaml:"server_process"`
 }
 
 // Embedded reports whether the router runs its own nats-server.
@@ -135,6 +141,15 @@ func buildEvents(c *checker, f fileEvents) Events {
 		}
 	}
 	e.ReplicaID = replicaID(c, p+"replica_id", f.ReplicaID)
+	e.ServerProcess = c.boolean(p+"server_process", f.ServerProcess, true)
+	if c.given(p+"server_process", f.ServerProcess) && e.ServerProcess {
+		switch {
+		case e.NATSURL != "":
+			c.add(p+"server_process", "only the embedded server runs in a process; it is not used with events.nats_url")
+		case e.Storage == streamspec.StorageMemory:
+			c.add(p+"server_process", "only a file store's server runs in its own process; memory storage stays in the router's")
+		}
+	}
 	var ok bool
 	if e.Replicas, ok = c.integer(p+"replicas", f.Replicas, 1); ok {
 		switch {

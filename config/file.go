@@ -95,6 +95,8 @@ type fileEvents struct {
 	Replicas  string `yaml:"replicas"`
 	CredsFile string `yaml:"creds_file"`
 	ReplicaID string `yaml:"replica_id"`
+	// ServerProcess is a bool: see Events.ServerProcess.
+	ServerProcess string `yaml:"server_process"`
 }
 
 type fileFallback struct {

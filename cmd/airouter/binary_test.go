@@ -60,6 +60,7 @@ func TestBinary(t *testing.T) {
 	t.Run("heap-floor", func(t *testing.T) { testHeapFloor(t, bin) })
 	t.Run("pprof", func(t *testing.T) { testProfiles(t, bin) })
 	t.Run("sigkill", func(t *testing.T) { testKilledStore(t, bin) })
+	t.Run("server-process", func(t *testing.T) { testServerProcess(t, bin) })
 	t.Run("local-cluster", func(t *testing.T) { testLocalCluster(t, bin) })
 }
 

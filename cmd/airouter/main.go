@@ -21,6 +21,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/airouter/airouter/transport/eventlog"
 )
 
 // command is one subcommand: its name, a one-line summary and its entry
@@ -47,6 +49,11 @@ func commands() []command {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && os.Args[1] == eventlog.ProcessArg {
+		// The router's own event log server (events.server_process), not
+		// a subcommand for operators.
+		os.Exit(eventlog.ServeProcess(ctx, os.Stdin, os.Stdout, os.Stderr))
+	}
 	if err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			// -h printed the usage that was asked for.

@@ -265,6 +265,7 @@ var restartOnly = []setting{
 	{"events.replicas", func(c *config.Config) any { return c.Events.Replicas }},
 	{"events.creds_file", func(c *config.Config) any { return c.Events.CredsFile }},
 	{"events.replica_id", func(c *config.Config) any { return c.Events.ReplicaID }},
+	{"events.server_process", func(c *config.Config) any { return c.Events.ServerProcess }},
 }
 
 func changedLive(old, cfg *config.Config) []string { return changed(liveSettings, old, cfg) }

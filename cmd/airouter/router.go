@@ -123,7 +123,7 @@ func logOptions(cfg *config.Config, logger hclog.Logger) eventlog.Options {
 	if !e.Embedded() {
 		storeDir = "" // an external cluster keeps the log; nothing is stored here
 	}
-	return eventlog.Options{
+	o := eventlog.Options{
 		StoreDir:  storeDir,
 		Storage:   e.Storage,
 		NatsURL:   e.NATSURL,
@@ -134,6 +134,10 @@ func logOptions(cfg *config.Config, logger hclog.Logger) eventlog.Options {
 		Replicas:  e.Replicas,
 		Logger:    logger,
 	}
+	if e.ServerProcess {
+		o.Process = &eventlog.Process{Command: serverProcess}
+	}
+	return o
 }
 
 // restoreProjections builds the projections from the latest checkpoint;

@@ -119,6 +119,8 @@ func (rt *router) logStatus() adminapi.LogStatus {
 		StoreFault:     st.StoreFault,
 		MissingEvents:  rt.damage.Missing,
 		MissingFromSeq: rt.damage.FromSeq,
+		ServerPID:      st.ServerPID,
+		ServerRestarts: st.ServerRestarts,
 	}
 	rt.replicasStatus(&ls)
 	ctx, cancel := context.WithTimeout(context.Background(), defaultStatusTimeout)

@@ -189,6 +189,9 @@ func (l *Log) Stats() Stats {
 	s := Stats{Connected: l.conn.connected(), LastError: l.errs.String()}
 	l.pub.addStats(&s)
 	l.cons.addStats(&s)
+	if p := l.conn.proc; p != nil {
+		s.ServerPID, s.ServerRestarts = int(p.pid.Load()), p.restarts.Load()
+	}
 	return s
 }
 

@@ -48,7 +48,7 @@ func TestProcessServesTheLog(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	pid := int(l.conn.proc.pid.Load())
+	pid := l.Stats().ServerPID
 	if pid == 0 || pid == os.Getpid() || !alive(pid) {
 		t.Fatalf("server process pid %d (this process %d)", pid, os.Getpid())
 	}
@@ -115,7 +115,7 @@ func TestProcessComesBackAfterACrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.Eventually(t, "a new server process", func() bool {
-		p := int(l.conn.proc.pid.Load())
+		p := l.Stats().ServerPID
 		return p != old && alive(p)
 	})
 	testkit.Eventually(t, "the second ban stored", func() bool {
@@ -125,8 +125,8 @@ func TestProcessComesBackAfterACrash(t *testing.T) {
 	if ev := testkit.Receive(t, "the second ban", got); ev.ID != "ban-2" {
 		t.Fatalf("after the crash: event %q, want ban-2", ev.ID)
 	}
-	if s := l.Stats(); s.StoreRestarts != 0 {
-		t.Errorf("StoreRestarts %d after a crash, want 0 (not a store fault)", s.StoreRestarts)
+	if s := l.Stats(); s.StoreRestarts != 0 || s.ServerRestarts != 1 {
+		t.Errorf("StoreRestarts %d, ServerRestarts %d after a crash, want 0 (not a store fault) and 1", s.StoreRestarts, s.ServerRestarts)
 	}
 }
 

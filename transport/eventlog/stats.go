@@ -40,6 +40,12 @@ type Stats struct {
 	// a fault was cleared by freeing space.
 	StoreFault    string
 	StoreRestarts uint64
+	// ServerPID is the embedded server's own process (Options.Process),
+	// 0 when the server runs in this process or is external.
+	// ServerRestarts counts the times that process was started again after
+	// it exited (a crash, or a store fault it recovers from).
+	ServerPID      int
+	ServerRestarts uint64
 	// HoldsQuietRounds reports whether rounds of successful outcomes are
 	// held longer (Log.HoldQuietRounds).
 	HoldsQuietRounds bool

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+
+	"github.com/airouter/airouter/transport/eventlog"
+)
+
+// serverProcess starts this executable again as the event log's server
+// process. On Linux it is the running image (/proc/self/exe), so a binary
+// replaced on disk by an upgrade restarts the server of its own version;
+// it is listed under the name the router was started by.
+func serverProcess() *exec.Cmd {
+	exe := "/proc/self/exe"
+	if _, err := os.Stat(exe); err != nil {
+		if exe, err = os.Executable(); err != nil {
+			exe = os.Args[0]
+		}
+	}
+	cmd := exec.Command(exe, eventlog.ProcessArg)
+	cmd.Args[0] = os.Args[0]
+	return cmd
+}
