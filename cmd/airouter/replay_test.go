@@ -102,8 +102,9 @@ func sampleHealth(t *testing.T, r *running, name string) healthSample {
 }
 
 // logDetermined decodes a /health document and drops what the log does not
-// determine: live rate counters, the log's live counters and the replicas
-// heard from lately (the consumer's view, not the fold's).
+// determine: live rate counters, the log's live counters, the replicas
+// heard from lately (the consumer's view, not the fold's) and the server
+// process.
 func logDetermined(t *testing.T, body []byte) map[string]any {
 	t.Helper()
 	var doc map[string]any
@@ -119,7 +120,7 @@ func logDetermined(t *testing.T, body []byte) map[string]any {
 		}
 	}
 	lg := doc["log"].(map[string]any)
-	for _, k := range []string{"connected", "last_seq", "lag", "published", "dropped", "failed", "last_error", "replicas", "replica_conflict"} {
+	for _, k := range []string{"connected", "last_seq", "lag", "published", "dropped", "failed", "last_error", "replicas", "replica_conflict", "server_process"} {
 		delete(lg, k)
 	}
 	return doc

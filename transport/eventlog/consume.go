@@ -80,8 +80,9 @@ type consumer struct {
 	set  *consumers
 	fn   EventFunc
 	from uint64 // requested start sequence, for the gap warning
-	// fold marks the router's fold on its embedded log (Log.Consume): the
-	// one consumer that pauses between runs of a batch at the head.
+	// fold marks the router's fold when the embedded server runs in the
+	// router's process (Log.Consume without Options.Process): the one
+	// consumer that pauses between runs of a batch at the head.
 	fold    bool
 	mu      sync.Mutex
 	last    uint64 // last delivered stream sequence
