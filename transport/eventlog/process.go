@@ -80,6 +80,7 @@ type running struct {
 	stdin io.WriteCloser
 	done  chan struct{} // closed when it has exited; err is then set
 	err   error
+	logs  chan struct{} // closed when its log lines are all relayed
 }
 
 // startProcess starts the server process on the locked store dir and
@@ -96,8 +97,11 @@ func startProcess(ctx context.Context, o Options, dir string, lock *os.File) (*s
 		}
 	}
 	level := o.Logger.GetLevel()
-	if level == hclog.NoLevel {
+	switch {
+	case level == hclog.NoLevel:
 		level = hclog.Info
+	case level > hclog.Error:
+		level = hclog.Error // a failed start's message names its cause
 	}
 	p := &serverProc{
 		log: o.Logger.Named("eventlog"), nats: o.Logger.Named("nats"), cmd: o.Process.Command, lock: lock,
@@ -145,6 +149,7 @@ func (p *serverProc) spawn(ctx context.Context) (*running, error) {
 		p.pid.Store(int64(r.cmd.Process.Pid))
 		return r, nil
 	case <-r.done:
+		<-r.logs // its last lines name the cause
 		cause := "it logged no error"
 		if e := p.lastErr.Load(); e != nil {
 			cause = *e
@@ -181,8 +186,11 @@ func (p *serverProc) launch() (*running, io.Reader, error) {
 		closeAll(outR, errR)
 		return nil, nil, fmt.Errorf("start the event log's server process: %w", err)
 	}
-	r := &running{cmd: cmd, stdin: stdin, done: make(chan struct{})}
-	go p.relayLogs(errR)
+	r := &running{cmd: cmd, stdin: stdin, done: make(chan struct{}), logs: make(chan struct{})}
+	go func() {
+		p.relayLogs(errR)
+		close(r.logs)
+	}()
 	go func() {
 		r.err = cmd.Wait()
 		close(r.done)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -51,7 +52,11 @@ func (p *serverProc) relayLogs(r io.Reader) {
 	for sc.Scan() {
 		level, msg, args := parseLogLine(sc.Bytes())
 		if level >= hclog.Error {
-			p.lastErr.Store(&msg)
+			line := msg
+			for i := 0; i+1 < len(args); i += 2 {
+				line += fmt.Sprintf(" %v=%v", args[i], args[i+1])
+			}
+			p.lastErr.Store(&line)
 		}
 		p.nats.Log(level, msg, args...)
 	}

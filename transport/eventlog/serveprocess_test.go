@@ -3,6 +3,7 @@ package eventlog
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,4 +182,21 @@ func TestParseLogLine(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A server process that cannot start (its address is taken) fails Open
+// with the server's own message, and leaves the store unlocked.
+func TestProcessThatCannotStartFailsOpenWithItsCause(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	_, err = Open(testkit.Context(t), Options{StoreDir: dir, Listen: taken.Addr().String(), Process: testProcess(),
+		Logger: testkit.Logger(t, hclog.Off)})
+	if err == nil || !strings.Contains(err.Error(), "exited before it served") || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("Open on a taken address: %v; want the process's exit and the server's cause", err)
+	}
+	openTest(t, Options{StoreDir: dir})
 }
