@@ -42,7 +42,8 @@ func parentOf(pid int) int {
 
 // testServerProcess runs the built binary on the default
 // events.server_process: its file store's server is a child process
-// running `airouter serve-events`, named in /health. Killed, the child is
+// running `airouter serve-events`, named in /health; it ignores the stop
+// and reload signals meant for the router. Killed, the child is
 // started again, /health and /metrics count the restart, a ban made then
 // is stored and served, and a SIGTERM stops both processes.
 func testServerProcess(t *testing.T, bin string) {
@@ -57,6 +58,19 @@ func testServerProcess(t *testing.T, bin string) {
 		t.Fatalf("the server process runs %q", cmdline)
 	}
 	first := sp.PID
+	// A service manager's SIGTERM to the whole group and a reload's SIGHUP
+	// are the router's to handle: the server process ignores them.
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+		if err := syscall.Kill(first, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, _, err := p.ban(pair{"cred-b", "m01"}); err != nil || st != http.StatusOK {
+		t.Fatalf("a ban after the signals: %d %v", st, err)
+	}
+	if sp = p.serverProcess(t); sp == nil || sp.PID != first || sp.Restarts != 0 {
+		t.Fatalf("after SIGTERM, SIGHUP and SIGINT the server process is %+v, want %d unrestarted", sp, first)
+	}
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

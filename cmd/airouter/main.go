@@ -47,13 +47,13 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if len(os.Args) > 1 && os.Args[1] == eventlog.ProcessArg {
 		// The router's own event log server (events.server_process), not
-		// a subcommand for operators.
-		os.Exit(eventlog.ServeProcess(ctx, os.Stdin, os.Stdout, os.Stderr))
+		// a subcommand for operators: it ends with its stdin.
+		os.Exit(eventlog.ServeProcessMain())
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			// -h printed the usage that was asked for.

@@ -9,8 +9,9 @@ import (
 
 // serverProcess starts this executable again as the event log's server
 // process. On Linux it is the running image (/proc/self/exe), so a binary
-// replaced on disk by an upgrade restarts the server of its own version;
-// it is listed under the name the router was started by.
+// replaced on disk by an upgrade restarts the server of its own version.
+// Its argv names the router's binary; its kernel name (comm, as top and
+// pgrep without -f show it) is "exe".
 func serverProcess() *exec.Cmd {
 	exe := "/proc/self/exe"
 	if _, err := os.Stat(exe); err != nil {

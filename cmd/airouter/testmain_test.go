@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 // its executable (this binary) again with eventlog.ProcessArg.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == eventlog.ProcessArg {
-		os.Exit(eventlog.ServeProcess(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(eventlog.ServeProcessMain())
 	}
 	os.Exit(m.Run())
 }

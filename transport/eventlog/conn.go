@@ -195,11 +195,10 @@ func (c *conn) dial() (*nats.Conn, error) {
 		// The embedded server, in this process or its own: a reconnect
 		// costs nothing, so do not wait the library's 2 s between tries.
 		nopts = append(nopts, nats.ReconnectWait(inProcessReconnectWait))
-		switch {
-		case c.proc == nil:
+		if c.proc != nil {
+			nopts = append(nopts, c.proc.clientOptions()...)
+		} else {
 			nopts = append(nopts, nats.InProcessServer(c.srv))
-		case c.proc.spec.Token != "":
-			nopts = append(nopts, nats.Token(c.proc.spec.Token))
 		}
 	}
 	return nats.Connect(c.url, nopts...)
@@ -255,7 +254,20 @@ func (c *conn) close(ctx context.Context) error {
 			nc.Close()
 		}
 	}
+	nc.Close() // the server process stops next: no reconnect to it
+	if err := c.stopProcess(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(append(errs, c.teardown())...)
+}
+
+// stopProcess stops the server process, if any, within ctx; only the
+// first call stops it.
+func (c *conn) stopProcess(ctx context.Context) error {
+	if c.proc == nil {
+		return nil
+	}
+	return c.proc.close(ctx)
 }
 
 // teardown closes the connection, stops the embedded server and releases
@@ -271,10 +283,8 @@ func (c *conn) teardown() error {
 		c.srv.Shutdown()
 		c.srv.WaitForShutdown()
 	}
-	if c.proc != nil {
-		if err := c.proc.close(); err != nil {
-			errs = append(errs, err)
-		}
+	if err := c.stopProcess(context.Background()); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.mark.close(); err != nil {
 		errs = append(errs, fmt.Errorf("close the sequence mark: %w", err))

@@ -78,3 +78,22 @@ func (l *dirLock) release() error {
 	}
 	return cerr
 }
+
+// checkLocked returns an error unless another open file holds dir's lock:
+// a router's server process serves only the store its router locked.
+func checkLocked(dir string) error {
+	f, err := os.Open(filepath.Join(dir, lockName))
+	if err != nil {
+		return fmt.Errorf("open the store's lock file: %w", err)
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		return fmt.Errorf("events.store_dir %q is not locked by a router (%s runs only as a router's child)", dir, ProcessArg)
+	}
+	if !errors.Is(err, unix.EWOULDBLOCK) {
+		return fmt.Errorf("check the lock of events.store_dir %q: %w", dir, err)
+	}
+	return nil
+}

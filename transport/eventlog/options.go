@@ -59,7 +59,8 @@ type Options struct {
 	CredsFile string
 	// Listen, when set ("127.0.0.1:4222", port 0 for a random one), makes
 	// the embedded server also accept NATS clients there (no auth: bind it
-	// to loopback). Empty means in-process only.
+	// to loopback). Empty means for this process alone (in-process, or a
+	// server process on a loopback port of its own, with a token).
 	Listen string
 	// MaxAge bounds the events stream by age; 0 keeps events until
 	// MaxBytes pushes them out.
@@ -79,7 +80,8 @@ type Options struct {
 	// ServerName names the embedded server in logs (default "airouter").
 	ServerName string
 	// Clock times the publisher's rounds and the server process's
-	// restarts (default the real clock).
+	// watch, restarts and stop (default the real clock; with a fake one
+	// they wait for it to advance).
 	Clock clockwork.Clock
 	// Process, when set, runs the embedded server of a file store in a
 	// child process (process.go) instead of in this one; nil keeps it

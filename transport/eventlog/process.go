@@ -5,12 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/exec"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,18 +29,26 @@ import (
 //
 // The router starts the process (its executable again, with ProcessArg)
 // after it locked the store, hands it the lock's open file, waits for it
-// to serve, and connects over loopback with a random token. A supervisor
-// starts it again, on the same address, when it exits while the log is
-// open: after a store fault (the process asks for it once the disk has
-// room, and the new server recovers the streams from their files) or a
-// crash (with backoff). The client reconnects by itself; meanwhile the
-// log is unreachable and the publisher holds events as in any outage.
-// Closing the log closes the process's stdin, which shuts its server
-// down; one that has not exited within processStopWait is killed.
+// to serve, and connects over loopback. Every process listens on a port of
+// its own choosing and asks for a token of its own, so a port or token a
+// process held is worth nothing once it is gone; the client's dialer and
+// token handler read the current ones (process_io.go). events.listen, for
+// other NATS clients, is a fixed address without a token.
+//
+// A supervisor (process_supervise.go) starts the process again when it
+// exits while the log is open: after a store fault (the process asks for
+// it once the disk has room, and the new server recovers the streams from
+// their files), a crash, or a process that stopped answering (no status
+// line for processSilence), with backoff. The client reconnects by itself;
+// meanwhile the log is unreachable and the publisher holds events as in
+// any outage. Closing the log closes the process's stdin, which shuts its
+// server down; one that has not exited within processStopWait (or the
+// close's deadline) is killed.
 const (
-	processStopWait     = 10 * time.Second
-	processRestartFirst = 100 * time.Millisecond
-	processRestartMax   = 5 * time.Second
+	processStopWait = 10 * time.Second
+	// processStartWait bounds a start when the caller's context has no
+	// deadline: the server's own restore bound and its wait to serve.
+	processStartWait = restoreTimeout + defaultStartTimeout
 )
 
 // Process runs the embedded server of a file store in a child process.
@@ -56,22 +64,27 @@ type serverProc struct {
 	log   hclog.Logger // the log's own lines
 	nats  hclog.Logger // the server's lines
 	cmd   func() *exec.Cmd
-	spec  processSpec
+	spec  processSpec // Token is "" while spawn makes a new one for each process
+	fixed bool        // spec.Listen is events.listen: the same address, no token
 	lock  *os.File
 	clock clockwork.Clock
 
-	url          string                 // the server's client URL, the same for every process
-	pid          atomic.Int64           // the process serving now
+	addr         atomic.Pointer[string] // the serving process's host:port
+	token        atomic.Pointer[string] // and its token ("" with a fixed address)
+	url          string                 // the first process's client URL
+	pid          atomic.Int64           // the process serving now, 0 while none does
+	heard        atomic.Int64           // the clock's unix nanos of its last status line
 	fault        atomic.Pointer[string] // the store fault last reported; nil or "": none
-	lastErr      atomic.Pointer[string] // the last error line the process logged
+	lastErr      atomic.Pointer[string] // the last error line of the process starting or serving
 	restarts     atomic.Uint64          // processes started after the first
 	faultRestart atomic.Uint64          // of those, restarts the process asked for after a store fault
 
-	ctx    context.Context // done when the log closes
-	cancel context.CancelFunc
-	done   chan struct{} // closed when the supervisor has stopped the process
-	// stopErr is how the last process stopped; read after done.
-	stopErr error
+	ctx       context.Context // done when the log closes
+	cancel    context.CancelFunc
+	done      chan struct{} // closed when the supervisor has stopped the process
+	closeOnce sync.Once
+	stopCtx   context.Context // bounds the last process's stop; set by close before cancel
+	stopErr   error           // how the last process stopped; read after done
 }
 
 // running is one server process.
@@ -84,18 +97,8 @@ type running struct {
 }
 
 // startProcess starts the server process on the locked store dir and
-// waits until it serves, within ctx.
+// waits until it serves, within ctx (or processStartWait).
 func startProcess(ctx context.Context, o Options, dir string, lock *os.File) (*serverProc, error) {
-	listen, token := o.Listen, ""
-	if listen == "" {
-		// Loopback for the router alone: a token keeps other local users
-		// off it. events.listen is for any NATS client, without one.
-		listen = "127.0.0.1:0"
-		var err error
-		if token, err = newToken(); err != nil {
-			return nil, err
-		}
-	}
 	level := o.Logger.GetLevel()
 	switch {
 	case level == hclog.NoLevel:
@@ -105,20 +108,22 @@ func startProcess(ctx context.Context, o Options, dir string, lock *os.File) (*s
 	}
 	p := &serverProc{
 		log: o.Logger.Named("eventlog"), nats: o.Logger.Named("nats"), cmd: o.Process.Command, lock: lock,
-		clock: o.Clock, done: make(chan struct{}),
-		spec: processSpec{Dir: dir, Listen: listen, Token: token, MaxBytes: o.MaxBytes,
+		clock: o.Clock, done: make(chan struct{}), fixed: o.Listen != "",
+		spec: processSpec{Dir: dir, Listen: o.Listen, MaxBytes: o.MaxBytes,
 			ServerName: o.ServerName, Level: level.String()},
+	}
+	if !p.fixed {
+		p.spec.Listen = "127.0.0.1:0"
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, processStartWait)
+		defer cancel()
 	}
 	r, err := p.spawn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(p.url)
-	if err != nil {
-		r.stop(p.clock)
-		return nil, fmt.Errorf("the event log's server process named a bad URL %q: %w", p.url, err)
-	}
-	p.spec.Listen = u.Host // a new process listens where the client reconnects
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.supervise(r)
 	return p, nil
@@ -133,9 +138,18 @@ func newToken() (string, error) {
 }
 
 // spawn starts one process and waits until it serves, exits, or ctx is
-// done.
+// done; once it serves, the client's dialer and token are its.
 func (p *serverProc) spawn(ctx context.Context) (*running, error) {
-	r, status, err := p.launch()
+	spec := p.spec
+	if !p.fixed {
+		tok, err := newToken()
+		if err != nil {
+			return nil, err
+		}
+		spec.Token = tok
+	}
+	p.lastErr.Store(nil)
+	r, status, err := p.launch(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +157,7 @@ func (p *serverProc) spawn(ctx context.Context) (*running, error) {
 	go p.readStatus(status, ready)
 	select {
 	case u := <-ready:
-		if p.url == "" {
-			p.url = u
-		}
-		p.pid.Store(int64(r.cmd.Process.Pid))
-		return r, nil
+		return r, p.serving(r, u, spec.Token)
 	case <-r.done:
 		<-r.logs // its last lines name the cause
 		cause := "it logged no error"
@@ -162,9 +172,28 @@ func (p *serverProc) spawn(ctx context.Context) (*running, error) {
 	}
 }
 
-// launch starts the command with its streams and hands it the spec; it
+// serving makes r, serving at u with token, the process the client dials.
+func (p *serverProc) serving(r *running, u, token string) error {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Host == "" {
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		return fmt.Errorf("the event log's server process named a bad URL %q", u)
+	}
+	if p.url == "" {
+		p.url = u
+	}
+	host := pu.Host
+	p.addr.Store(&host)
+	p.token.Store(&token)
+	p.heard.Store(p.clock.Now().UnixNano())
+	p.pid.Store(int64(r.cmd.Process.Pid))
+	return nil
+}
+
+// launch starts the command with its streams and hands it spec; it
 // returns the process and its status stream.
-func (p *serverProc) launch() (*running, io.Reader, error) {
+func (p *serverProc) launch(spec processSpec) (*running, io.Reader, error) {
 	cmd := p.cmd()
 	outR, outW, err := os.Pipe()
 	if err != nil {
@@ -195,8 +224,8 @@ func (p *serverProc) launch() (*running, io.Reader, error) {
 		r.err = cmd.Wait()
 		close(r.done)
 	}()
-	spec, _ := json.Marshal(p.spec) // plain strings and numbers
-	if _, err := stdin.Write(append(spec, '\n')); err != nil {
+	line, _ := json.Marshal(spec) // plain strings and numbers
+	if _, err := stdin.Write(append(line, '\n')); err != nil {
 		_ = cmd.Process.Kill()
 		<-r.done
 		closeAll(outR)
@@ -212,88 +241,30 @@ func closeAll(fs ...*os.File) {
 }
 
 // stop closes the process's stdin, which shuts its server down, and
-// kills it when it has not exited within processStopWait.
-func (r *running) stop(clock clockwork.Clock) error {
+// kills it when it has not exited within processStopWait or by ctx's end.
+func (r *running) stop(ctx context.Context, clock clockwork.Clock) error {
 	_ = r.stdin.Close()
 	select {
 	case <-r.done:
 		return r.err
 	case <-clock.After(processStopWait):
+	case <-ctx.Done():
 	}
 	_ = r.cmd.Process.Kill()
 	<-r.done
-	return fmt.Errorf("the event log's server process did not stop within %s; killed it", processStopWait)
+	return fmt.Errorf("the event log's server process did not stop in time (within %s or the close's deadline); killed it", processStopWait)
 }
 
-// close stops the process for good.
-func (p *serverProc) close() error {
-	p.cancel()
-	<-p.done
-	return p.stopErr
-}
-
-// supervise starts the process again whenever it exits before close.
-func (p *serverProc) supervise(r *running) {
-	defer close(p.done)
-	for {
-		select {
-		case <-p.ctx.Done():
-			p.stopErr = r.stop(p.clock)
-			return
-		case <-r.done:
-		}
-		restart := p.exited(r)
-		if r = p.respawn(); r == nil {
-			return
-		}
-		p.restarts.Add(1)
-		if restart {
-			p.faultRestart.Add(1)
-		}
-		p.log.Info("the event log's server process serves again", "pid", r.cmd.Process.Pid)
-	}
-}
-
-// exited logs why the process ended and reports whether it asked for a
-// restart after a store fault.
-func (p *serverProc) exited(r *running) bool {
-	var exit *exec.ExitError
-	if errors.As(r.err, &exit) && exit.ExitCode() == ProcessExitRestart {
-		p.log.Warn("restarting the event log's server process to recover its store after a fault",
-			"fault", p.currentFault())
-		return true
-	}
-	p.log.Error("the event log's server process exited; starting it again", "error", r.err)
-	return false
-}
-
-// respawn starts a new process, with backoff between failed tries, until
-// one serves or the log closes (nil).
-func (p *serverProc) respawn() *running {
-	wait := processRestartFirst
-	for {
-		select {
-		case <-p.ctx.Done():
-			return nil
-		case <-p.clock.After(wait):
-		}
-		sctx, cancel := context.WithTimeout(p.ctx, restoreTimeout+defaultStartTimeout)
-		r, err := p.spawn(sctx)
-		cancel()
-		if err == nil {
-			return r
-		}
-		if p.ctx.Err() != nil {
-			return nil
-		}
-		p.log.Error("cannot start the event log's server process yet; trying again", "error", err, "in", wait)
-		wait = min(2*wait, processRestartMax)
-	}
-}
-
-func (p *serverProc) currentFault() string {
-	if f := p.fault.Load(); f != nil {
-		return *f
-	}
-	return ""
+// close stops the process for good, within ctx or processStopWait. The
+// store lock the process shares is released only after it: the lock's
+// LOCK_UN would release it for the child too.
+func (p *serverProc) close(ctx context.Context) error {
+	var err error
+	p.closeOnce.Do(func() {
+		p.stopCtx = ctx
+		p.cancel()
+		<-p.done
+		err = p.stopErr
+	})
+	return err
 }

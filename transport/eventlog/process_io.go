@@ -2,26 +2,31 @@ package eventlog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats.go"
 )
 
 // maxProcessLine bounds one line the server process writes.
 const maxProcessLine = 1 << 20
 
 // readStatus reads the process's status lines until it exits: its URL
-// once it serves (handed to ready), then its store's health.
+// once it serves (handed to ready), then its store's health every
+// checkInterval. Each line is a sign of life (heard).
 func (p *serverProc) readStatus(r io.Reader, ready chan<- string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxProcessLine)
 	for sc.Scan() {
 		line := sc.Text()
+		p.heard.Store(p.clock.Now().UnixNano())
 		switch {
 		case strings.HasPrefix(line, statusReady):
 			// A new process starts without the fault its predecessor had;
@@ -38,6 +43,13 @@ func (p *serverProc) readStatus(r io.Reader, ready chan<- string) {
 			p.fault.Store(nil)
 		}
 	}
+	drain(r)
+}
+
+// drain reads r to its end (after a line too long to scan, so the process
+// never writes into a closed pipe) and closes it.
+func drain(r io.Reader) {
+	_, _ = io.Copy(io.Discard, r)
 	if c, ok := r.(io.Closer); ok {
 		_ = c.Close()
 	}
@@ -50,6 +62,9 @@ func (p *serverProc) relayLogs(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxProcessLine)
 	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
 		level, msg, args := parseLogLine(sc.Bytes())
 		if level >= hclog.Error {
 			line := msg
@@ -60,9 +75,7 @@ func (p *serverProc) relayLogs(r io.Reader) {
 		}
 		p.nats.Log(level, msg, args...)
 	}
-	if c, ok := r.(io.Closer); ok {
-		_ = c.Close()
-	}
+	drain(r)
 }
 
 // parseLogLine splits an hclog JSON line into its level, message and
@@ -101,9 +114,11 @@ func (c *conn) checkProcess(st *storeState, errs *lastError, restarted func()) {
 	if p == nil || c.closing.Load() {
 		return
 	}
+	// restarts first: the supervisor counts a fault restart before it.
 	if n := p.restarts.Load(); n != c.procSeen {
-		st.restarts.Add(p.faultRestart.Load() - c.procFaultSeen)
-		c.procSeen, c.procFaultSeen = n, p.faultRestart.Load()
+		f := p.faultRestart.Load()
+		st.restarts.Add(f - c.procFaultSeen)
+		c.procSeen, c.procFaultSeen = n, f
 		if restarted != nil {
 			restarted()
 		}
@@ -119,4 +134,28 @@ func (c *conn) checkProcess(st *storeState, errs *lastError, restarted func()) {
 		c.log.Error("the event log's store cannot write; holding events until it can", "cause", cause)
 	}
 	errs.set(errors.New(cause))
+}
+
+// procDialer dials the server process that serves now, whatever URL the
+// client asks for: each process listens on a port of its own.
+type procDialer struct {
+	p *serverProc
+	d net.Dialer
+}
+
+func (d *procDialer) Dial(network, _ string) (net.Conn, error) {
+	return d.d.Dial(network, *d.p.addr.Load())
+}
+
+// clientOptions are the client's options for the server process: its
+// address and token are the serving process's at each (re)connect.
+func (p *serverProc) clientOptions() []nats.Option {
+	opts := []nats.Option{
+		nats.SetCustomDialer(&procDialer{p: p, d: net.Dialer{Timeout: nats.DefaultTimeout}}),
+		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut),
+	}
+	if !p.fixed {
+		opts = append(opts, nats.TokenHandler(func() string { return *p.token.Load() }))
+	}
+	return opts
 }

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,12 +23,22 @@ import (
 // The conversation is on the standard streams:
 //   - stdin: one line of JSON (processSpec) from the router, then nothing;
 //     its end (the router closed it, or died) stops the server;
-//   - stdout: "ready <url>" once the server serves clients, then
-//     "fault <cause>" and "ok" as the store's health changes;
+//   - stdout: "ready <url>" once the server serves clients, then the
+//     store's health every checkInterval: "fault <cause>" or "ok";
 //   - stderr: the server's log lines as hclog JSON, which the router logs.
 //
-// The store lock is inherited (ExtraFiles): the flock belongs to the open
-// file both processes hold, so the store stays locked until both are gone.
+// The store lock is inherited (ExtraFiles, fd 3): a flock belongs to the
+// open file, which both processes hold, so the store stays locked while
+// either holds it; the process checks that the store is locked before it
+// serves. The router releases the lock (LOCK_UN, which frees it for both)
+// only once its process has exited.
+//
+// The process ignores SIGINT, SIGTERM and SIGHUP (ServeProcessMain): a
+// terminal's Ctrl-C, a service manager stopping the whole group, or a
+// reload signal meant for the router would otherwise stop the server
+// before the router has drained and saved its checkpoint. Its life is its
+// stdin's (the router closes it) and its router's (the kernel kills it
+// when the router dies).
 
 // ProcessArg is the argument the router's executable runs ServeProcess
 // under.
@@ -49,6 +62,14 @@ type processSpec struct {
 	MaxBytes   int64  `json:"max_bytes"`
 	ServerName string `json:"server_name"`
 	Level      string `json:"level"`
+}
+
+// ServeProcessMain is a server process's main: it ignores the stop and
+// reload signals (above) and runs ServeProcess on the standard streams.
+// It returns the process's exit code.
+func ServeProcessMain() int {
+	signal.Ignore(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	return ServeProcess(context.Background(), os.Stdin, os.Stdout, os.Stderr)
 }
 
 // Status lines of a server process on its stdout.
@@ -81,6 +102,10 @@ func ServeProcess(ctx context.Context, in io.Reader, out, logs io.Writer) int {
 		_, _ = io.Copy(io.Discard, br)
 		cancel()
 	}()
+	if err := checkLocked(spec.Dir); err != nil {
+		logger.Error("the event log's server will not serve an unlocked store", "error", err)
+		return ProcessExitError
+	}
 	o := Options{
 		StoreDir: spec.Dir, Storage: StorageFile, Listen: spec.Listen, MaxBytes: spec.MaxBytes,
 		ServerName: spec.ServerName, Logger: logger, authToken: spec.Token,
@@ -100,11 +125,10 @@ func ServeProcess(ctx context.Context, in io.Reader, out, logs io.Writer) int {
 	return watchStore(ctx, s, out, t.C)
 }
 
-// watchStore reports the store's health on out at each tick, as it
-// changes, until ctx is done; a fault with room on the disk again ends
-// the process for a fresh server.
+// watchStore reports the store's health on out at each tick (a sign of
+// life for the router) until ctx is done; a fault with room on the disk
+// again ends the process for a fresh server.
 func watchStore(ctx context.Context, s *server.Server, out io.Writer, tick <-chan time.Time) int {
-	last := ""
 	for {
 		select {
 		case <-ctx.Done():
@@ -112,13 +136,10 @@ func watchStore(ctx context.Context, s *server.Server, out io.Writer, tick <-cha
 		case <-tick:
 		}
 		cause := storeFault(s)
-		if cause != last {
-			if cause == "" {
-				fmt.Fprintln(out, statusOK)
-			} else {
-				fmt.Fprintln(out, statusFault+cause)
-			}
-			last = cause
+		if cause == "" {
+			fmt.Fprintln(out, statusOK)
+		} else {
+			fmt.Fprintln(out, statusFault+cause)
 		}
 		if cause == "" {
 			continue

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/jonboulle/clockwork"
 	"github.com/nats-io/nats.go"
 
 	"github.com/airouter/airouter/domain"
@@ -23,7 +25,7 @@ import (
 // starts it again with ProcessArg.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == ProcessArg {
-		os.Exit(ServeProcess(context.Background(), os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(ServeProcessMain())
 	}
 	os.Exit(m.Run())
 }
@@ -71,11 +73,15 @@ func TestProcessServesTheLog(t *testing.T) {
 	if _, err := Open(ctx, Options{StoreDir: dir}); !errors.Is(err, ErrStoreInUse) {
 		t.Errorf("a second Open on the store: %v, want ErrStoreInUse", err)
 	}
-	if nc, err := nats.Connect(l.conn.proc.url); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
+	if nc, err := nats.Connect("nats://" + *l.conn.proc.addr.Load()); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
 		if nc != nil {
 			nc.Close()
 		}
 		t.Errorf("a client without the token: %v, want an authorization violation", err)
+	}
+	token := *l.conn.proc.token.Load()
+	if len(token) < 32 || strings.Contains(string(cmdline), token) || strings.Contains(logs.String(), token) {
+		t.Errorf("the token (%d chars) is missing or shows in the process's argv or the logs", len(token))
 	}
 	if !strings.Contains(logs.String(), "nats") || len(logs.Lines("Server is ready")) == 0 {
 		t.Errorf("the server's lines did not reach the router's logger:\n%s", logs.String())
@@ -93,9 +99,9 @@ func TestProcessServesTheLog(t *testing.T) {
 	}
 }
 
-// A server process that dies is started again on the same address: the
-// client reconnects, a ban published after it is stored, both bans are
-// delivered, and a crash is not counted as a store restart.
+// A server process that dies is started again, with a token of its own:
+// the client reconnects, a ban published after it is stored, both bans
+// are delivered, and a crash is not counted as a store restart.
 func TestProcessComesBackAfterACrash(t *testing.T) {
 	l := openTest(t, Options{StoreDir: t.TempDir(), Process: testProcess()})
 	ctx := testkit.Context(t)
@@ -111,7 +117,7 @@ func TestProcessComesBackAfterACrash(t *testing.T) {
 	if ev := testkit.Receive(t, "the first ban", got); ev.ID != "ban-1" {
 		t.Fatalf("first event %q", ev.ID)
 	}
-	old := int(l.conn.proc.pid.Load())
+	old, oldToken := l.Stats().ServerPID, *l.conn.proc.token.Load()
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -125,6 +131,9 @@ func TestProcessComesBackAfterACrash(t *testing.T) {
 	})
 	if ev := testkit.Receive(t, "the second ban", got); ev.ID != "ban-2" {
 		t.Fatalf("after the crash: event %q, want ban-2", ev.ID)
+	}
+	if tok := *l.conn.proc.token.Load(); tok == oldToken {
+		t.Error("the new server process took its predecessor's token")
 	}
 	if s := l.Stats(); s.StoreRestarts != 0 || s.ServerRestarts != 1 {
 		t.Errorf("StoreRestarts %d, ServerRestarts %d after a crash, want 0 (not a store fault) and 1", s.StoreRestarts, s.ServerRestarts)
@@ -199,4 +208,59 @@ func TestProcessThatCannotStartFailsOpenWithItsCause(t *testing.T) {
 		t.Fatalf("Open on a taken address: %v; want the process's exit and the server's cause", err)
 	}
 	openTest(t, Options{StoreDir: dir})
+}
+
+// A server process that stops answering (stopped here with SIGSTOP, so it
+// writes no status line) is killed once the log's clock has passed
+// processSilence without one, and a new process serves.
+func TestProcessThatStopsAnsweringIsReplaced(t *testing.T) {
+	clock := clockwork.NewFakeClock()
+	l := openTest(t, Options{StoreDir: t.TempDir(), Process: testProcess(), Clock: clock})
+	old := l.Stats().ServerPID
+	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(old, syscall.SIGKILL) })
+	testkit.Eventually(t, "a new server process once the old one was silent", func() bool {
+		clock.Advance(time.Second)
+		p := l.Stats().ServerPID
+		return p != 0 && p != old && alive(p)
+	})
+	if s := l.Stats(); s.ServerRestarts != 1 {
+		t.Errorf("ServerRestarts %d, want 1", s.ServerRestarts)
+	}
+	if _, err := l.PublishControl(testkit.Context(t), banEvent("ban-1", "c1", "m1")); err != nil {
+		t.Errorf("a ban after the replacement: %v", err)
+	}
+}
+
+// The pause before a start: the first after a process that served
+// processSteady, doubling after one that did not, bounded.
+func TestRestartWait(t *testing.T) {
+	for _, tc := range []struct{ last, served, want time.Duration }{
+		{0, 0, processRestartFirst},
+		{0, time.Hour, processRestartFirst},
+		{processRestartFirst, time.Second, 2 * processRestartFirst},
+		{processRestartFirst, processSteady, processRestartFirst},
+		{4 * time.Second, time.Second, processRestartMax},
+		{processRestartMax, 0, processRestartMax},
+	} {
+		if got := restartWait(tc.last, tc.served); got != tc.want {
+			t.Errorf("restartWait(%s, %s) = %s, want %s", tc.last, tc.served, got, tc.want)
+		}
+	}
+}
+
+// ServeProcess started by hand on a store no router locked refuses it.
+func TestServeProcessRefusesAnUnlockedStore(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, lockName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader(`{"dir":"` + dir + `","listen":"127.0.0.1:0","max_bytes":1048576}` + "\n")
+	var out, logs strings.Builder
+	if code := ServeProcess(testkit.Context(t), in, &out, &logs); code != ProcessExitError ||
+		!strings.Contains(logs.String(), "not locked by a router") || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, logs %q", code, out.String(), logs.String())
+	}
 }
