@@ -71,9 +71,11 @@ type LogStatus struct {
 	// router's replica id, and /health is degraded while it is.
 	Replicas        []ReplicaHealth
 	ReplicaConflict string
-	// ServerPID is the embedded server's own process, 0 when it runs in
-	// the router's process or the log is external; ServerRestarts counts
-	// the times it was started again after it exited.
+	// ServerProcess reports whether the embedded server runs in a process
+	// of its own; ServerPID is that process (0 while none serves), and
+	// ServerRestarts counts the times it was started again after it
+	// exited.
+	ServerProcess  bool
 	ServerPID      int
 	ServerRestarts uint64
 }

@@ -129,8 +129,9 @@ type LogHealth struct {
 	ServerProcess *ServerProcessHealth `json:"server_process,omitempty"`
 }
 
-// ServerProcessHealth is the event log's server process: its PID, and how
-// many times it was started again after it exited
+// ServerProcessHealth is the event log's server process: its PID (0 while
+// none serves, between one's end and the next one's start), and how many
+// times it was started again after it exited
 // (airouter_log_server_restarts_total).
 type ServerProcessHealth struct {
 	PID      int    `json:"pid"`
@@ -343,7 +344,7 @@ func (a *API) logHealth(snap *projections.Snapshot) LogHealth {
 		MissingEvents: ls.MissingEvents, MissingFromSeq: ls.MissingFromSeq,
 		Replicas: ls.Replicas, ReplicaConflict: ls.ReplicaConflict,
 	}
-	if ls.ServerPID != 0 {
+	if ls.ServerProcess {
 		l.ServerProcess = &ServerProcessHealth{PID: ls.ServerPID, Restarts: ls.ServerRestarts}
 	}
 	if l.LastSeq > l.AppliedSeq {

@@ -119,6 +119,7 @@ func (rt *router) logStatus() adminapi.LogStatus {
 		StoreFault:     st.StoreFault,
 		MissingEvents:  rt.damage.Missing,
 		MissingFromSeq: rt.damage.FromSeq,
+		ServerProcess:  st.ServerProcess,
 		ServerPID:      st.ServerPID,
 		ServerRestarts: st.ServerRestarts,
 	}

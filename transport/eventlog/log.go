@@ -190,7 +190,7 @@ func (l *Log) Stats() Stats {
 	l.pub.addStats(&s)
 	l.cons.addStats(&s)
 	if p := l.conn.proc; p != nil {
-		s.ServerPID, s.ServerRestarts = int(p.pid.Load()), p.restarts.Load()
+		s.ServerProcess, s.ServerPID, s.ServerRestarts = true, int(p.pid.Load()), p.restarts.Load()
 	}
 	return s
 }

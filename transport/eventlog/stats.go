@@ -40,10 +40,12 @@ type Stats struct {
 	// a fault was cleared by freeing space.
 	StoreFault    string
 	StoreRestarts uint64
-	// ServerPID is the embedded server's own process (Options.Process),
-	// 0 when the server runs in this process or is external.
-	// ServerRestarts counts the times that process was started again after
-	// it exited (a crash, or a store fault it recovers from).
+	// ServerProcess reports whether the embedded server runs in a process
+	// of its own (Options.Process); ServerPID is that process, 0 while
+	// none serves (between a process's end and its successor's start).
+	// ServerRestarts counts the times it was started again after it
+	// exited (a crash, a store fault it recovers from, or silence).
+	ServerProcess  bool
 	ServerPID      int
 	ServerRestarts uint64
 	// HoldsQuietRounds reports whether rounds of successful outcomes are
