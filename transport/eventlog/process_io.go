@@ -55,35 +55,61 @@ func drain(r io.Reader) {
 	}
 }
 
+// maxTraceLines bounds the lines of output that is not JSON (a crash's
+// trace) relayed as one entry.
+const maxTraceLines = 200
+
 // relayLogs logs the process's lines (hclog JSON) through the router's
-// logger at their level; a line that is not JSON (a crash's trace) is
-// logged as an error. Error lines are kept for a failed start's message.
+// logger at their level. Output that is not JSON (a crash's trace, which
+// the runtime writes straight to stderr) is gathered into one ERROR entry.
+// Error lines are kept for a failed start's message.
 func (p *serverProc) relayLogs(r io.Reader) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxProcessLine)
+	var trace []string
+	flush := func() {
+		if len(trace) > 0 {
+			p.keepError(trace[0])
+			p.nats.Error("the event log's server process wrote", "output", strings.Join(trace, "\n"))
+			trace = trace[:0]
+		}
+	}
 	for sc.Scan() {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 			continue
 		}
-		level, msg, args := parseLogLine(sc.Bytes())
+		level, msg, args, ok := parseLogLine(sc.Bytes())
+		if !ok {
+			if len(trace) < maxTraceLines {
+				trace = append(trace, msg)
+			}
+			continue
+		}
+		flush()
 		if level >= hclog.Error {
 			line := msg
 			for i := 0; i+1 < len(args); i += 2 {
 				line += fmt.Sprintf(" %v=%v", args[i], args[i+1])
 			}
-			p.lastErr.Store(&line)
+			p.keepError(line)
 		}
 		p.nats.Log(level, msg, args...)
 	}
+	flush()
 	drain(r)
 }
 
+// keepError keeps line as the process's last error, for a failed start's
+// message.
+func (p *serverProc) keepError(line string) { p.lastErr.Store(&line) }
+
 // parseLogLine splits an hclog JSON line into its level, message and
-// the other fields in name order.
-func parseLogLine(line []byte) (hclog.Level, string, []any) {
+// the other fields in name order; ok is false for a line that is not
+// JSON, whose text is the message.
+func parseLogLine(line []byte) (_ hclog.Level, _ string, _ []any, ok bool) {
 	var fields map[string]any
 	if err := json.Unmarshal(line, &fields); err != nil {
-		return hclog.Error, string(line), nil
+		return hclog.Error, string(line), nil, false
 	}
 	level, _ := fields["@level"].(string)
 	msg, _ := fields["@message"].(string)
@@ -102,7 +128,7 @@ func parseLogLine(line []byte) (hclog.Level, string, []any) {
 	if l == hclog.NoLevel {
 		l = hclog.Info
 	}
-	return l, msg, args
+	return l, msg, args, true
 }
 
 // checkProcess is checkStore for a server process: it records the store

@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -167,21 +168,22 @@ func TestProcessDiesWithItsRouter(t *testing.T) {
 }
 
 // Lines of the server process are logged at their level with their
-// fields; anything else is an error line as it was written.
+// fields; anything else is not JSON, an error as it was written.
 func TestParseLogLine(t *testing.T) {
 	for _, tc := range []struct {
 		line  string
 		level hclog.Level
 		msg   string
 		args  []any
+		json  bool
 	}{
-		{`{"@level":"info","@message":"Server is ready","@module":"nats","@timestamp":"x"}`, hclog.Info, "Server is ready", nil},
-		{`{"@level":"error","@message":"boom","b":2,"a":"x"}`, hclog.Error, "boom", []any{"a", "x", "b", 2.0}},
-		{`{"@message":"no level"}`, hclog.Info, "no level", nil},
-		{`panic: runtime error`, hclog.Error, "panic: runtime error", nil},
+		{`{"@level":"info","@message":"Server is ready","@module":"nats","@timestamp":"x"}`, hclog.Info, "Server is ready", nil, true},
+		{`{"@level":"error","@message":"boom","b":2,"a":"x"}`, hclog.Error, "boom", []any{"a", "x", "b", 2.0}, true},
+		{`{"@message":"no level"}`, hclog.Info, "no level", nil, true},
+		{`panic: runtime error`, hclog.Error, "panic: runtime error", nil, false},
 	} {
-		level, msg, args := parseLogLine([]byte(tc.line))
-		if level != tc.level || msg != tc.msg || len(args) != len(tc.args) {
+		level, msg, args, ok := parseLogLine([]byte(tc.line))
+		if level != tc.level || msg != tc.msg || len(args) != len(tc.args) || ok != tc.json {
 			t.Errorf("%s: %v %q %v", tc.line, level, msg, args)
 			continue
 		}
@@ -262,5 +264,30 @@ func TestServeProcessRefusesAnUnlockedStore(t *testing.T) {
 	if code := ServeProcess(testkit.Context(t), in, &out, &logs); code != ProcessExitError ||
 		!strings.Contains(logs.String(), "not locked by a router") || out.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, logs %q", code, out.String(), logs.String())
+	}
+}
+
+// A crash's trace (lines that are not JSON) is one ERROR entry, between
+// the JSON lines around it, and its first line is the process's last
+// error; blank lines are dropped.
+func TestRelayLogsGathersATrace(t *testing.T) {
+	out := new(testkit.Buffer)
+	p := &serverProc{nats: hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Info, JSONFormat: true})}
+	p.relayLogs(strings.NewReader(`{"@level":"info","@message":"before"}` + "\n\n" +
+		"panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n" +
+		`{"@level":"warn","@message":"after"}` + "\n"))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "before") || !strings.Contains(lines[2], "after") {
+		t.Fatalf("relayed %d entries, want before, the trace, after:\n%s", len(lines), out.String())
+	}
+	var trace struct {
+		Level, Output string
+	}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(lines[1], "@level", "level")), &trace); err != nil ||
+		trace.Level != "error" || trace.Output != "panic: boom\ngoroutine 1 [running]:\nmain.main()" {
+		t.Errorf("the trace's entry: %s", lines[1])
+	}
+	if e := p.lastErr.Load(); e == nil || *e != "panic: boom" {
+		t.Errorf("last error %v, want the trace's first line", e)
 	}
 }
