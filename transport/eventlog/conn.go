@@ -179,7 +179,7 @@ func (c *conn) dial() (*nats.Conn, error) {
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info("reconnected to nats", "server", nc.ConnectedUrlRedacted())
+			log.Info("reconnected to nats", "server", nc.ConnectedUrlRedacted(), "addr", nc.ConnectedAddr())
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			c.errs.set(fmt.Errorf("nats: %w", err))

@@ -63,37 +63,45 @@ func readHolder(f *os.File) string {
 	return "pid " + pid
 }
 
-// release unlocks and closes the file. The file stays: removing it would
-// let a process that opened the old file and one that creates a new one both
-// believe they hold the lock.
+// release closes the file, which releases the lock once no descriptor of
+// it is left: a server process that inherited one (and is stuck ending)
+// keeps the store locked until it is gone. The file stays: removing it
+// would let a process that opened the old file and one that creates a new
+// one both believe they hold the lock.
 func (l *dirLock) release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
-	uerr := unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
-	cerr := l.f.Close()
+	err := l.f.Close()
 	l.f = nil
-	if uerr != nil {
-		return fmt.Errorf("unlock events.store_dir: %w", uerr)
+	if err != nil {
+		return fmt.Errorf("release the lock of events.store_dir: %w", err)
 	}
-	return cerr
+	return nil
 }
 
-// checkLocked returns an error unless another open file holds dir's lock:
-// a router's server process serves only the store its router locked.
-func checkLocked(dir string) error {
-	f, err := os.Open(filepath.Join(dir, lockName))
-	if err != nil {
-		return fmt.Errorf("open the store's lock file: %w", err)
+// inheritedLockFD is the descriptor a server process gets its router's
+// store lock on (Process: ExtraFiles' first).
+const inheritedLockFD = 3
+
+// holdsLock returns an error unless fd is dir's lock file and holds its
+// lock: the lock a router took and handed down to its server process (or,
+// for a process started by hand on that file, the lock it now takes), so
+// no other airouter serves the store meanwhile.
+func holdsLock(dir string, fd int) error {
+	path := filepath.Join(dir, lockName)
+	var got, want unix.Stat_t
+	if err := unix.Fstat(fd, &got); err != nil {
+		return fmt.Errorf("no store lock on descriptor %d (%s runs only as a router's child): %w", fd, ProcessArg, err)
 	}
-	defer f.Close()
-	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	if err == nil {
-		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		return fmt.Errorf("events.store_dir %q is not locked by a router (%s runs only as a router's child)", dir, ProcessArg)
+	if err := unix.Stat(path, &want); err != nil {
+		return fmt.Errorf("read the store's lock file: %w", err)
 	}
-	if !errors.Is(err, unix.EWOULDBLOCK) {
-		return fmt.Errorf("check the lock of events.store_dir %q: %w", dir, err)
+	if got.Dev != want.Dev || got.Ino != want.Ino {
+		return fmt.Errorf("descriptor %d is not %s (%s runs only as a router's child)", fd, path, ProcessArg)
+	}
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fmt.Errorf("events.store_dir %q is locked by another airouter: %w", dir, ErrStoreInUse)
 	}
 	return nil
 }

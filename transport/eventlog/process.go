@@ -45,7 +45,9 @@ import (
 // server down; one that has not exited within processStopWait (or the
 // close's deadline) is killed.
 const (
-	processStopWait = 10 * time.Second
+	processStopWait  = 10 * time.Second
+	processStopGrace = 3 * time.Second
+	processKillWait  = 5 * time.Second
 	// processStartWait bounds a start when the caller's context has no
 	// deadline: the server's own restore bound and its wait to serve.
 	processStartWait = restoreTimeout + defaultStartTimeout
@@ -69,15 +71,15 @@ type serverProc struct {
 	lock  *os.File
 	clock clockwork.Clock
 
-	addr         atomic.Pointer[string] // the serving process's host:port
-	token        atomic.Pointer[string] // and its token ("" with a fixed address)
-	url          string                 // the first process's client URL
-	pid          atomic.Int64           // the process serving now, 0 while none does
-	heard        atomic.Int64           // the clock's unix nanos of its last status line
-	fault        atomic.Pointer[string] // the store fault last reported; nil or "": none
-	lastErr      atomic.Pointer[string] // the last error line of the process starting or serving
-	restarts     atomic.Uint64          // processes started after the first
-	faultRestart atomic.Uint64          // of those, restarts the process asked for after a store fault
+	serving      atomic.Pointer[endpoint] // where the serving process listens; nil while none serves
+	url          string                   // the first process's client URL
+	pid          atomic.Int64             // the process serving now, 0 while none does
+	epoch        time.Time                // the clock's reading heard counts from
+	heard        atomic.Int64             // the clock's time since epoch at its last status line
+	fault        atomic.Pointer[string]   // the store fault last reported; nil or "": none
+	lastErr      atomic.Pointer[string]   // the last error line of the process starting or serving
+	restarts     atomic.Uint64            // processes started after the first
+	faultRestart atomic.Uint64            // of those, restarts the process asked for after a store fault
 
 	ctx       context.Context // done when the log closes
 	cancel    context.CancelFunc
@@ -85,6 +87,12 @@ type serverProc struct {
 	closeOnce sync.Once
 	stopCtx   context.Context // bounds the last process's stop; set by close before cancel
 	stopErr   error           // how the last process stopped; read after done
+}
+
+// endpoint is where one server process listens and the token it asks for
+// ("" with a fixed address).
+type endpoint struct {
+	addr, token string
 }
 
 // running is one server process.
@@ -108,7 +116,7 @@ func startProcess(ctx context.Context, o Options, dir string, lock *os.File) (*s
 	}
 	p := &serverProc{
 		log: o.Logger.Named("eventlog"), nats: o.Logger.Named("nats"), cmd: o.Process.Command, lock: lock,
-		clock: o.Clock, done: make(chan struct{}), fixed: o.Listen != "",
+		clock: o.Clock, epoch: o.Clock.Now(), done: make(chan struct{}), fixed: o.Listen != "",
 		spec: processSpec{Dir: dir, Listen: o.Listen, MaxBytes: o.MaxBytes,
 			ServerName: o.ServerName, Level: level.String()},
 	}
@@ -124,6 +132,12 @@ func startProcess(ctx context.Context, o Options, dir string, lock *os.File) (*s
 	if err != nil {
 		return nil, err
 	}
+	if p.fixed {
+		// events.listen with port 0: the port the first process got is the
+		// address other clients were told.
+		p.spec.Listen = p.serving.Load().addr
+	}
+	p.pid.Store(int64(r.cmd.Process.Pid))
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	go p.supervise(r)
 	return p, nil
@@ -157,7 +171,7 @@ func (p *serverProc) spawn(ctx context.Context) (*running, error) {
 	go p.readStatus(status, ready)
 	select {
 	case u := <-ready:
-		return r, p.serving(r, u, spec.Token)
+		return r, p.serve(r, u, spec.Token)
 	case <-r.done:
 		<-r.logs // its last lines name the cause
 		cause := "it logged no error"
@@ -172,8 +186,8 @@ func (p *serverProc) spawn(ctx context.Context) (*running, error) {
 	}
 }
 
-// serving makes r, serving at u with token, the process the client dials.
-func (p *serverProc) serving(r *running, u, token string) error {
+// serve makes r, serving at u with token, the process the client dials.
+func (p *serverProc) serve(r *running, u, token string) error {
 	pu, err := url.Parse(u)
 	if err != nil || pu.Host == "" {
 		_ = r.cmd.Process.Kill()
@@ -183,11 +197,8 @@ func (p *serverProc) serving(r *running, u, token string) error {
 	if p.url == "" {
 		p.url = u
 	}
-	host := pu.Host
-	p.addr.Store(&host)
-	p.token.Store(&token)
-	p.heard.Store(p.clock.Now().UnixNano())
-	p.pid.Store(int64(r.cmd.Process.Pid))
+	p.serving.Store(&endpoint{addr: pu.Host, token: token})
+	p.hear()
 	return nil
 }
 
@@ -241,23 +252,36 @@ func closeAll(fs ...*os.File) {
 }
 
 // stop closes the process's stdin, which shuts its server down, and
-// kills it when it has not exited within processStopWait or by ctx's end.
+// kills it when it has not exited within processStopWait or by ctx's end,
+// granting it processStopGrace even when ctx is over (a close whose
+// deadline went on draining an outage). After a kill it waits for the
+// exit at most processKillWait: a process stuck in the kernel (a hung
+// disk) keeps the store's lock with its own descriptor until it ends.
 func (r *running) stop(ctx context.Context, clock clockwork.Clock) error {
 	_ = r.stdin.Close()
 	select {
 	case <-r.done:
 		return r.err
-	case <-clock.After(processStopWait):
+	case <-clock.After(processStopGrace):
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-clock.After(processStopWait - processStopGrace):
 	case <-ctx.Done():
 	}
 	_ = r.cmd.Process.Kill()
-	<-r.done
-	return fmt.Errorf("the event log's server process did not stop in time (within %s or the close's deadline); killed it", processStopWait)
+	select {
+	case <-r.done:
+		return fmt.Errorf("the event log's server process did not stop in time (within %s or the close's deadline); killed it", processStopWait)
+	case <-clock.After(processKillWait):
+		return fmt.Errorf("the event log's server process did not stop in time and has not ended %s after it was killed (pid %d)",
+			processKillWait, r.cmd.Process.Pid)
+	}
 }
 
-// close stops the process for good, within ctx or processStopWait. The
-// store lock the process shares is released only after it: the lock's
-// LOCK_UN would release it for the child too.
+// close stops the process for good, within ctx or processStopWait (see
+// running.stop).
 func (p *serverProc) close(ctx context.Context) error {
 	var err error
 	p.closeOnce.Do(func() {

@@ -26,7 +26,7 @@ func (p *serverProc) readStatus(r io.Reader, ready chan<- string) {
 	sc.Buffer(make([]byte, 0, 4096), maxProcessLine)
 	for sc.Scan() {
 		line := sc.Text()
-		p.heard.Store(p.clock.Now().UnixNano())
+		p.hear()
 		switch {
 		case strings.HasPrefix(line, statusReady):
 			// A new process starts without the fault its predecessor had;
@@ -43,7 +43,15 @@ func (p *serverProc) readStatus(r io.Reader, ready chan<- string) {
 			p.fault.Store(nil)
 		}
 	}
+	p.scanEnded(sc.Err())
 	drain(r)
+}
+
+// scanEnded logs why reading a process's output stopped before its end.
+func (p *serverProc) scanEnded(err error) {
+	if err != nil {
+		p.log.Warn("stopped reading the event log's server process's output", "error", err)
+	}
 }
 
 // drain reads r to its end (after a line too long to scan, so the process
@@ -96,6 +104,7 @@ func (p *serverProc) relayLogs(r io.Reader) {
 		p.nats.Log(level, msg, args...)
 	}
 	flush()
+	p.scanEnded(sc.Err())
 	drain(r)
 }
 
@@ -170,8 +179,14 @@ type procDialer struct {
 }
 
 func (d *procDialer) Dial(network, _ string) (net.Conn, error) {
-	return d.d.Dial(network, *d.p.addr.Load())
+	e := d.p.serving.Load()
+	if e == nil {
+		return nil, errNoServerProcess
+	}
+	return d.d.Dial(network, e.addr)
 }
+
+var errNoServerProcess = errors.New("the event log's server process is starting again")
 
 // clientOptions are the client's options for the server process: its
 // address and token are the serving process's at each (re)connect.
@@ -179,9 +194,17 @@ func (p *serverProc) clientOptions() []nats.Option {
 	opts := []nats.Option{
 		nats.SetCustomDialer(&procDialer{p: p, d: net.Dialer{Timeout: nats.DefaultTimeout}}),
 		nats.PingInterval(pingInterval), nats.MaxPingsOutstanding(maxPingsOut),
+		// A refusal comes from a process that is not the one dialled for;
+		// keep reconnecting rather than close the connection for good.
+		nats.IgnoreAuthErrorAbort(),
 	}
 	if !p.fixed {
-		opts = append(opts, nats.TokenHandler(func() string { return *p.token.Load() }))
+		opts = append(opts, nats.TokenHandler(func() string {
+			if e := p.serving.Load(); e != nil {
+				return e.token
+			}
+			return ""
+		}))
 	}
 	return opts
 }

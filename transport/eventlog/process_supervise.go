@@ -32,10 +32,10 @@ func (p *serverProc) supervise(r *running) {
 		began := p.clock.Now()
 		if !p.watch(r, tick.Chan()) {
 			p.stopErr = r.stop(p.stopCtx, p.clock)
-			p.pid.Store(0)
+			p.gone()
 			return
 		}
-		p.pid.Store(0)
+		p.gone()
 		restart := p.exited(r)
 		if r, wait = p.respawn(restartWait(wait, p.clock.Since(began))); r == nil {
 			return
@@ -46,6 +46,7 @@ func (p *serverProc) supervise(r *running) {
 			p.faultRestart.Add(1)
 		}
 		p.restarts.Add(1)
+		p.pid.Store(int64(r.cmd.Process.Pid)) // after the count: /health shows both or neither
 		p.log.Info("the event log's server process serves again", "pid", r.cmd.Process.Pid)
 	}
 }
@@ -60,7 +61,7 @@ func (p *serverProc) watch(r *running, tick <-chan time.Time) bool {
 		case <-r.done:
 			return true
 		case <-tick:
-			silent := p.clock.Since(time.Unix(0, p.heard.Load()))
+			silent := p.silence()
 			if silent >= processSilence {
 				p.log.Error("the event log's server process stopped answering; killing it",
 					"pid", r.cmd.Process.Pid, "silent", silent.Round(time.Second))
@@ -123,4 +124,20 @@ func (p *serverProc) currentFault() string {
 		return *f
 	}
 	return ""
+}
+
+// hear notes a sign of life of the serving process.
+func (p *serverProc) hear() { p.heard.Store(int64(p.clock.Since(p.epoch))) }
+
+// silence is how long the serving process has written nothing, on the
+// clock's monotonic reading (a step of the wall clock changes nothing).
+func (p *serverProc) silence() time.Duration {
+	return p.clock.Since(p.epoch) - time.Duration(p.heard.Load())
+}
+
+// gone notes that no process serves: the client dials nothing until the
+// next one does.
+func (p *serverProc) gone() {
+	p.pid.Store(0)
+	p.serving.Store(nil)
 }

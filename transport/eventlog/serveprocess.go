@@ -29,9 +29,9 @@ import (
 //
 // The store lock is inherited (ExtraFiles, fd 3): a flock belongs to the
 // open file, which both processes hold, so the store stays locked while
-// either holds it; the process checks that the store is locked before it
-// serves. The router releases the lock (LOCK_UN, which frees it for both)
-// only once its process has exited.
+// either holds it; the process checks that fd 3 is the store's lock file
+// and holds its lock before it serves. The router only closes its
+// descriptor, so a process that has not ended yet keeps the store locked.
 //
 // The process ignores SIGINT, SIGTERM and SIGHUP (ServeProcessMain): a
 // terminal's Ctrl-C, a service manager stopping the whole group, or a
@@ -102,8 +102,8 @@ func ServeProcess(ctx context.Context, in io.Reader, out, logs io.Writer) int {
 		_, _ = io.Copy(io.Discard, br)
 		cancel()
 	}()
-	if err := checkLocked(spec.Dir); err != nil {
-		logger.Error("the event log's server will not serve an unlocked store", "error", err)
+	if err := holdsLock(spec.Dir, inheritedLockFD); err != nil {
+		logger.Error("the event log's server will not serve a store its router did not lock", "error", err)
 		return ProcessExitError
 	}
 	o := Options{

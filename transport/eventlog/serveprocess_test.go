@@ -74,13 +74,13 @@ func TestProcessServesTheLog(t *testing.T) {
 	if _, err := Open(ctx, Options{StoreDir: dir}); !errors.Is(err, ErrStoreInUse) {
 		t.Errorf("a second Open on the store: %v, want ErrStoreInUse", err)
 	}
-	if nc, err := nats.Connect("nats://" + *l.conn.proc.addr.Load()); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
+	if nc, err := nats.Connect("nats://" + l.conn.proc.serving.Load().addr); err == nil || !strings.Contains(err.Error(), "Authorization Violation") {
 		if nc != nil {
 			nc.Close()
 		}
 		t.Errorf("a client without the token: %v, want an authorization violation", err)
 	}
-	token := *l.conn.proc.token.Load()
+	token := l.conn.proc.serving.Load().token
 	if len(token) < 32 || strings.Contains(string(cmdline), token) || strings.Contains(logs.String(), token) {
 		t.Errorf("the token (%d chars) is missing or shows in the process's argv or the logs", len(token))
 	}
@@ -118,7 +118,7 @@ func TestProcessComesBackAfterACrash(t *testing.T) {
 	if ev := testkit.Receive(t, "the first ban", got); ev.ID != "ban-1" {
 		t.Fatalf("first event %q", ev.ID)
 	}
-	old, oldToken := l.Stats().ServerPID, *l.conn.proc.token.Load()
+	old, oldToken := l.Stats().ServerPID, l.conn.proc.serving.Load().token
 	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestProcessComesBackAfterACrash(t *testing.T) {
 	if ev := testkit.Receive(t, "the second ban", got); ev.ID != "ban-2" {
 		t.Fatalf("after the crash: event %q, want ban-2", ev.ID)
 	}
-	if tok := *l.conn.proc.token.Load(); tok == oldToken {
+	if tok := l.conn.proc.serving.Load().token; tok == oldToken {
 		t.Error("the new server process took its predecessor's token")
 	}
 	if s := l.Stats(); s.StoreRestarts != 0 || s.ServerRestarts != 1 {
@@ -222,12 +222,18 @@ func TestProcessThatStopsAnsweringIsReplaced(t *testing.T) {
 	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(old, syscall.SIGKILL) })
+	replaced := false
+	t.Cleanup(func() {
+		if !replaced { // else the supervisor killed and reaped it: its pid may be another's now
+			_ = syscall.Kill(old, syscall.SIGKILL)
+		}
+	})
 	testkit.Eventually(t, "a new server process once the old one was silent", func() bool {
 		clock.Advance(time.Second)
-		p := l.Stats().ServerPID
-		return p != 0 && p != old && alive(p)
+		s := l.Stats()
+		return s.ServerPID != 0 && s.ServerPID != old && alive(s.ServerPID) && s.ServerRestarts == 1
 	})
+	replaced = true
 	if s := l.Stats(); s.ServerRestarts != 1 {
 		t.Errorf("ServerRestarts %d, want 1", s.ServerRestarts)
 	}
@@ -253,7 +259,8 @@ func TestRestartWait(t *testing.T) {
 	}
 }
 
-// ServeProcess started by hand on a store no router locked refuses it.
+// ServeProcess started by hand, without its router's lock on fd 3,
+// refuses the store.
 func TestServeProcessRefusesAnUnlockedStore(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, lockName), nil, 0o644); err != nil {
@@ -262,7 +269,7 @@ func TestServeProcessRefusesAnUnlockedStore(t *testing.T) {
 	in := strings.NewReader(`{"dir":"` + dir + `","listen":"127.0.0.1:0","max_bytes":1048576}` + "\n")
 	var out, logs strings.Builder
 	if code := ServeProcess(testkit.Context(t), in, &out, &logs); code != ProcessExitError ||
-		!strings.Contains(logs.String(), "not locked by a router") || out.Len() != 0 {
+		!strings.Contains(logs.String(), "will not serve a store its router did not lock") || out.Len() != 0 {
 		t.Errorf("exit %d, stdout %q, logs %q", code, out.String(), logs.String())
 	}
 }
@@ -289,5 +296,31 @@ func TestRelayLogsGathersATrace(t *testing.T) {
 	}
 	if e := p.lastErr.Load(); e == nil || *e != "panic: boom" {
 		t.Errorf("last error %v, want the trace's first line", e)
+	}
+}
+
+// A server process serves only with the lock its router holds: the
+// router's own descriptor holds it; another descriptor of the same file,
+// opened while the router holds it, does not.
+func TestHoldsLockOnlyWithTheRoutersDescriptor(t *testing.T) {
+	dir := t.TempDir()
+	lk, err := lockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.release()
+	if err := holdsLock(dir, int(lk.f.Fd())); err != nil {
+		t.Errorf("the router's descriptor: %v", err)
+	}
+	other, err := os.Open(filepath.Join(dir, lockName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := holdsLock(dir, int(other.Fd())); !errors.Is(err, ErrStoreInUse) {
+		t.Errorf("another descriptor while the router holds the lock: %v, want ErrStoreInUse", err)
+	}
+	if err := holdsLock(t.TempDir(), int(lk.f.Fd())); err == nil {
+		t.Error("the router's descriptor passed for another store")
 	}
 }
