@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/airouter/airouter/internal/testkit"
 )
 
 // A role's figures cover its descendants: with sh waiting on `timeout 5
@@ -28,29 +30,23 @@ func TestProcTreeCountsDescendants(t *testing.T) {
 	p := startTree(t)
 	root := p.pid()
 	child := readChildPID(t, p)
-	deadline := time.Now().Add(4 * time.Second) // yes stops by itself at 5 s
-	tree := procTree(root)
-	for len(tree) < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // timeout forks yes after it starts
+	// yes stops by itself at 5 s: every wait ends before.
+	var tree []int
+	testkit.EventuallyWithin(t, 4*time.Second, "timeout to fork yes", func() bool {
 		tree = procTree(root)
-	}
-	if len(tree) < 3 || tree[0] != root || !slices.Contains(tree, child) {
+		return len(tree) >= 3
+	})
+	if tree[0] != root || !slices.Contains(tree, child) {
 		t.Fatalf("procTree(%d) = %v, want %d, its child %d and a grandchild", root, tree, root, child)
 	}
 	own0, cpu0 := pidCPU(root), p.cpu()
 	_, w0 := p.syscalls()
-	var grew, writes float64
-	for time.Now().Before(deadline) {
+	var grew float64
+	testkit.EventuallyWithin(t, 4*time.Second, "the tree's cpu to grow 0.05 s and its writes with yes running", func() bool {
 		_, w1 := p.syscalls()
-		grew, writes = p.cpu()-cpu0, w1-w0
-		if grew >= 0.05 && writes > 0 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if grew < 0.05 || !(writes > 0) {
-		t.Fatalf("while yes ran, the tree's cpu grew %.2f s and its writes %v, want >= 0.05 s and > 0", grew, writes)
-	}
+		grew = p.cpu() - cpu0
+		return grew >= 0.05 && w1-w0 > 0
+	})
 	if own := pidCPU(root) - own0; own >= grew/2 {
 		t.Fatalf("sh's own CPU grew %.2f s of the tree's %.2f s: the growth should be its descendants'", own, grew)
 	}

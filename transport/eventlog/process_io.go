@@ -158,17 +158,7 @@ func (c *conn) checkProcess(st *storeState, errs *lastError, restarted func()) {
 			restarted()
 		}
 	}
-	cause := p.currentFault()
-	if cause == "" {
-		if st.clear() {
-			c.log.Info("the event log's store writes again; publishing resumes")
-		}
-		return
-	}
-	if st.set(cause) {
-		c.log.Error("the event log's store cannot write; holding events until it can", "cause", cause)
-	}
-	errs.set(errors.New(cause))
+	c.noteFault(st, errs, p.currentFault())
 }
 
 // procDialer dials the server process that serves now, whatever URL the

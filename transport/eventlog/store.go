@@ -133,16 +133,9 @@ func (c *conn) checkStore(st *storeState, errs *lastError, restarted func()) {
 		return
 	}
 	cause := storeFault(c.srv)
-	if cause == "" {
-		if st.clear() {
-			c.log.Info("the event log's store writes again; publishing resumes")
-		}
+	if !c.noteFault(st, errs, cause) {
 		return
 	}
-	if st.set(cause) {
-		c.log.Error("the event log's store cannot write; holding events until it can", "cause", cause)
-	}
-	errs.set(errors.New(cause))
 	if free, err := freeBytes(c.srv.StoreDir()); err != nil || free < storeRoom {
 		return
 	}
@@ -163,6 +156,23 @@ func (c *conn) checkStore(st *storeState, errs *lastError, restarted func()) {
 	if restarted != nil {
 		restarted()
 	}
+}
+
+// noteFault records the embedded store's fault as its check found it
+// (cause, "" when it writes), logging the change either way, and reports
+// whether the store is faulted.
+func (c *conn) noteFault(st *storeState, errs *lastError, cause string) bool {
+	if cause == "" {
+		if st.clear() {
+			c.log.Info("the event log's store writes again; publishing resumes")
+		}
+		return false
+	}
+	if st.set(cause) {
+		c.log.Error("the event log's store cannot write; holding events until it can", "cause", cause)
+	}
+	errs.set(errors.New(cause))
+	return true
 }
 
 // storeFault is an embedded server's store fault, "" when it writes.
