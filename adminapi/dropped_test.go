@@ -108,4 +108,9 @@ func TestADroppedClientNamedPairLeavesNoSeries(t *testing.T) {
 			t.Errorf("the dropped quiet pair left a series in /metrics: %s", k)
 		}
 	}
+
+	// The name used again starts its series again, from nothing.
+	m.Attempt("openai-1", "quiet-name", chat, 200, time.Millisecond)
+	m.Tokens("openai-1", "quiet-name", 7, 0, 0, 0)
+	wantMetrics(t, r.scrape(), map[string]float64{series("quiet-name", "200"): 1, tokens("quiet-name"): 7})
 }

@@ -51,6 +51,10 @@ type Metrics struct {
 	labels *modelLabels
 	// status holds the status labels of attempts and exhausted requests.
 	status statusDigits
+	// attempts and tokenCounters find the series Attempt and Tokens add
+	// to without WithLabelValues (seriesCache).
+	attempts      seriesCache[attemptKey, *attemptSeries]
+	tokenCounters seriesCache[tokenKey, prometheus.Counter]
 }
 
 func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error) {
@@ -124,9 +128,12 @@ func newMetrics(reg prometheus.Registerer, labels *modelLabels) (*Metrics, error
 // Attempt records one upstream attempt: status is the HTTP status, or 502
 // for a transport failure and 408 for a timeout.
 func (m *Metrics) Attempt(credential, model, endpoint string, status int, took time.Duration) {
-	m.requests.WithLabelValues(credential, m.labels.label(model), endpoint, m.status.label(status)).Inc()
-	m.duration.WithLabelValues(credential, endpoint).Observe(took.Seconds())
-	m.credentialError(credential, status)
+	s := m.attempt(credential, m.labels.label(model), endpoint, status)
+	s.requests.Inc()
+	s.duration.Observe(took.Seconds())
+	if s.failed != nil {
+		s.failed.Inc()
+	}
 }
 
 // banEnded counts the end of a ban on k. For a model config does not

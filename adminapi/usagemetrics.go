@@ -60,14 +60,16 @@ func registerRuntime(reg prometheus.Registerer) error {
 // the kinds of token a provider reports.
 func (m *Metrics) Tokens(credential, model string, input, output, reasoning, cached int64) {
 	model = m.labels.label(model)
-	for _, c := range [...]struct {
-		vec *prometheus.CounterVec
-		n   int64
-	}{{m.usage.input, input}, {m.usage.output, output}, {m.usage.reasoning, reasoning}, {m.usage.cached, cached}} {
-		if c.n > 0 {
-			c.vec.WithLabelValues(credential, model).Add(float64(c.n))
+	for kind, n := range [...]int64{input, output, reasoning, cached} {
+		if n > 0 {
+			m.tokenCounter(credential, model, kind).Add(float64(n))
 		}
 	}
+}
+
+// tokenVecs are the token counters in Tokens' order of kinds.
+func (u *usageMetrics) tokenVecs() [4]*prometheus.CounterVec {
+	return [4]*prometheus.CounterVec{u.input, u.output, u.reasoning, u.cached}
 }
 
 // Aborted records an answer the client went away from while it was being
@@ -76,11 +78,8 @@ func (m *Metrics) Aborted(credential, model, endpoint string) {
 	m.usage.aborted.WithLabelValues(credential, m.labels.label(model), endpoint).Inc()
 }
 
-// credentialError counts an attempt of credential that failed: status is
-// the attempt's code (requests_total's status label), 0 for an attempt
-// the client canceled, which is no error of the credential's.
-func (m *Metrics) credentialError(credential string, status int) {
-	if status != 0 && status/100 != 2 {
-		m.usage.credErrors.WithLabelValues(credential).Inc()
-	}
-}
+// credentialFailed reports whether an attempt failed its credential:
+// status is the attempt's code (requests_total's status label), an error
+// when not 2xx, and 0 for an attempt the client canceled, which is no
+// error of the credential's.
+func credentialFailed(status int) bool { return status != 0 && status/100 != 2 }

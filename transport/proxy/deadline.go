@@ -36,11 +36,13 @@ func (dw *deadlineWriter) wrap(w http.ResponseWriter, d time.Duration) http.Resp
 	return dw
 }
 
+// renew is called before every write of a stream, so the common case
+// reads only the monotonic clock (time.Since), not the wall clock too.
 func (w *deadlineWriter) renew() {
-	now := time.Now()
-	if now.Sub(w.armed) < w.d/2 {
+	if time.Since(w.armed) < w.d/2 {
 		return
 	}
+	now := time.Now()
 	w.armed = now
 	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(now.Add(w.d))
 }
