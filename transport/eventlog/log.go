@@ -90,7 +90,7 @@ func (l *Log) Publish(ev domain.Event) bool { return l.pub.publish(ev) }
 func (l *Log) PublishPrompt(ev domain.Event) bool { return l.pub.publishPrompt(ev) }
 
 // HoldQuietRounds sets whether the publisher may hold a round holding
-// only successful outcomes up to 100 ms instead of 20 (publisher.linger):
+// only successful outcomes up to 500 ms instead of 20 (publisher.linger):
 // fewer, larger messages, for a router that is the log's only replica.
 // Off when Open returns; a router sharing the log keeps it off, since its
 // peers count its requests from those outcomes. Turning it off also ends

@@ -219,13 +219,22 @@ func (p *publisher) finish() {
 // alone (Publish; PublishPrompt marks a success that may lift a ban) is
 // held up to quietLinger, until an event of any other kind, a prompt one,
 // a Flush, a resend or lingerUnder events are queued: a healthy pool sends
-// a few rounds a second instead of fifty. It does so only while told the
-// router is the log's one replica (Log.HoldQuietRounds): other replicas
-// count its requests against shared rate limits from those outcomes.
-// lingerUnder skips the wait when a round's worth is already queued.
+// two rounds a second, or one per lingerUnder outcomes, instead of fifty.
+// A round wakes the router's publisher, client and fold and the server's
+// store and delivery in turn, a few hundred µs of CPU in all whatever it
+// carries, so below lingerUnder outcomes per quietLinger the hold, not the
+// rate, sets what the log costs. The price is that a success reaches the
+// fold (and /health) up to quietLinger after it was recorded, and that a
+// router killed outright loses up to that much of its successes (a stop
+// flushes them).
+// It does so only while told the router is the log's one replica
+// (Log.HoldQuietRounds): other replicas count its requests against shared
+// rate limits from those outcomes. lingerUnder skips the wait when a
+// round's worth is already queued, which also bounds what one fold runs at
+// once.
 const (
 	lingerDelay = 20 * time.Millisecond
-	quietLinger = 100 * time.Millisecond
+	quietLinger = 500 * time.Millisecond
 	lingerUnder = 256
 )
 
