@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,13 +50,27 @@ func parentOf(pid int) int {
 func testServerProcess(t *testing.T, bin string) {
 	up := newUpstream(t, 200)
 	cfgPath, port := killConfig(t, tempStore(t), up)
-	p := startServe(t, bin, cfgPath, port)
+	const key, runtime = "OPENAI_API_KEY=sk-test-not-for-the-server-0123456789", "GOTRACEBACK=all"
+	p := startServeEnv(t, bin, cfgPath, port, key, runtime)
 	sp := p.serverProcess(t)
 	if sp == nil || parentOf(sp.PID) != p.cmd.Process.Pid || sp.Restarts != 0 {
 		t.Fatalf("/health log.server_process %+v, want a child of %d", sp, p.cmd.Process.Pid)
 	}
 	if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sp.PID)); !strings.Contains(string(cmdline), eventlog.ProcessArg) {
 		t.Fatalf("the server process runs %q", cmdline)
+	}
+	// The router's keys stay with the router; the runtime's settings pass.
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", sp.PID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only names are printed: the environment may hold the machine's own secrets.
+	vars := strings.Split(string(environ), "\x00")
+	if slices.Contains(vars, key) {
+		t.Fatalf("the server process has the router's OPENAI_API_KEY (%d variables in all)", len(vars))
+	}
+	if !slices.Contains(vars, runtime) {
+		t.Fatalf("the server process lacks %s (%d variables in all)", runtime, len(vars))
 	}
 	first := sp.PID
 	// A service manager's SIGTERM to the whole group and a reload's SIGHUP

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -35,6 +36,12 @@ type serveProc struct {
 // process is killed by its PID when the test ends, if still running.
 func startServe(t *testing.T, bin, cfgPath string, port int) *serveProc {
 	t.Helper()
+	return startServeEnv(t, bin, cfgPath, port)
+}
+
+// startServeEnv is startServe with env added to the test's environment.
+func startServeEnv(t *testing.T, bin, cfgPath string, port int, env ...string) *serveProc {
+	t.Helper()
 	p := &serveProc{
 		url:    fmt.Sprintf("http://127.0.0.1:%d", port),
 		cmd:    exec.Command(bin, "serve", "-config", cfgPath),
@@ -43,6 +50,9 @@ func startServe(t *testing.T, bin, cfgPath string, port int) *serveProc {
 		client: &http.Client{Timeout: 10 * time.Second},
 	}
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if len(env) > 0 {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

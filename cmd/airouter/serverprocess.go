@@ -11,7 +11,8 @@ import (
 // process. On Linux it is the running image (/proc/self/exe), so a binary
 // replaced on disk by an upgrade restarts the server of its own version.
 // Its argv names the router's binary; its kernel name (comm, as top and
-// pgrep without -f show it) is "exe".
+// pgrep without -f show it) is "exe". Its environment is the part of the
+// router's it needs (eventlog.ProcessEnv): no provider or master keys.
 func serverProcess() *exec.Cmd {
 	exe := "/proc/self/exe"
 	if _, err := os.Stat(exe); err != nil {
@@ -21,5 +22,6 @@ func serverProcess() *exec.Cmd {
 	}
 	cmd := exec.Command(exe, eventlog.ProcessArg)
 	cmd.Args[0] = os.Args[0]
+	cmd.Env = eventlog.ProcessEnv(os.Environ())
 	return cmd
 }
