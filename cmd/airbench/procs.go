@@ -110,9 +110,8 @@ func (p *proc) stop() {
 // so the pid is the program's either way.
 func (p *proc) pid() int { return p.cmd.Process.Pid }
 
-// cpu is the user+system CPU seconds of the process and its descendants
-// (treeCPU: /proc/<pid>/stat, in ticks of 10 ms, over thousands of
-// requests a fraction of a µs each).
+// cpu is the CPU seconds of the process and its descendants (treeCPU:
+// each process's kernel CPU clock, in ns, and its reaped children's ticks).
 func (p *proc) cpu() float64 { return treeCPU(p.pid()) }
 
 // syscalls is how many read-family and write-family system calls the

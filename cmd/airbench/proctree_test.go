@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"math"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -86,4 +88,49 @@ func readChildPID(t *testing.T, p *proc) int {
 		t.Fatalf("sh printed %q: %v", line, err)
 	}
 	return pid
+}
+
+// A process's CPU comes from its kernel CPU clock in ns: it agrees with
+// the user and system ticks of /proc/<pid>/stat to within their rounding
+// (two ticks of 10 ms), reads between ticks, and is 0 once the process is
+// gone.
+func TestPidCPUReadsTheProcessClock(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	// A shell counting on its own processor, to an end it reaches by itself
+	// in a few seconds.
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt 3000000 ]; do i=$((i+1)); done")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	between := false
+	testkit.EventuallyWithin(t, 4*time.Second, "the shell to run 0.2 s on a processor, read between ticks", func() bool {
+		clock, ticks := pidCPU(pid), statTicks(t, pid)
+		if d := clock - ticks/100; d < -0.02 || d > 0.02 {
+			t.Fatalf("pidCPU %.4f s against %v ticks of /proc/%d/stat", clock, ticks, pid)
+		}
+		between = between || math.Abs(clock*100-math.Round(clock*100)) > 1e-6
+		return clock >= 0.2 && between
+	})
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	if got := pidCPU(pid); got != 0 {
+		t.Fatalf("pidCPU of the ended process = %v, want 0", got)
+	}
+}
+
+// statTicks is utime+stime of /proc/<pid>/stat.
+func statTicks(t *testing.T, pid int) float64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	u, _ := strconv.ParseFloat(f[11], 64)
+	s, _ := strconv.ParseFloat(f[12], 64)
+	return u + s
 }
