@@ -50,8 +50,8 @@ func parentOf(pid int) int {
 func testServerProcess(t *testing.T, bin string) {
 	up := newUpstream(t, 200)
 	cfgPath, port := killConfig(t, tempStore(t), up)
-	const key, runtime = "OPENAI_API_KEY=sk-test-not-for-the-server-0123456789", "GOTRACEBACK=all"
-	p := startServeEnv(t, bin, cfgPath, port, key, runtime)
+	const key, setting = "OPENAI_API_KEY=sk-test-not-for-the-server-0123456789", "GOTRACEBACK=all"
+	p := startServeEnv(t, bin, cfgPath, port, key, setting)
 	sp := p.serverProcess(t)
 	if sp == nil || parentOf(sp.PID) != p.cmd.Process.Pid || sp.Restarts != 0 {
 		t.Fatalf("/health log.server_process %+v, want a child of %d", sp, p.cmd.Process.Pid)
@@ -69,8 +69,8 @@ func testServerProcess(t *testing.T, bin string) {
 	if slices.Contains(vars, key) {
 		t.Fatalf("the server process has the router's OPENAI_API_KEY (%d variables in all)", len(vars))
 	}
-	if !slices.Contains(vars, runtime) {
-		t.Fatalf("the server process lacks %s (%d variables in all)", runtime, len(vars))
+	if !slices.Contains(vars, setting) {
+		t.Fatalf("the server process lacks %s (%d variables in all)", setting, len(vars))
 	}
 	first := sp.PID
 	// A service manager's SIGTERM to the whole group and a reload's SIGHUP

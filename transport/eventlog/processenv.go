@@ -4,7 +4,8 @@ import "strings"
 
 // ProcessEnv is the environment a server process gets out of its router's:
 // the Go runtime's settings and the few variables the system and its
-// libraries read. Nothing else goes: the router's environment may hold
+// libraries read (a binary linked against shared libraries may need
+// LD_LIBRARY_PATH to start at all). Nothing else goes: the router's environment may hold
 // provider keys (GOOGLE_API_KEY among them, so not every GO* passes) and
 // the master key, which the server, told what it needs on its stdin, has
 // no use for. The result is never nil: exec.Cmd would read a nil Env as
@@ -22,8 +23,8 @@ func ProcessEnv(environ []string) []string {
 
 func processNeeds(name string) bool {
 	switch name {
-	case "GOMEMLIMIT", "GOGC", "GODEBUG", "GOMAXPROCS", "GOTRACEBACK", "GORACE", "GOCOVERDIR",
-		"PATH", "HOME", "TMPDIR", "TZ", "LANG":
+	case "GOMEMLIMIT", "GOGC", "GODEBUG", "GOMAXPROCS", "GOTRACEBACK", "GORACE", "GOCOVERDIR", "ZONEINFO",
+		"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LD_LIBRARY_PATH":
 		return true
 	}
 	return strings.HasPrefix(name, "LC_")

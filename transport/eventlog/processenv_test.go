@@ -24,10 +24,12 @@ func TestProcessEnvKeepsOnlyWhatTheServerNeeds(t *testing.T) {
 		"LANG=C",
 		"HTTPS_PROXY=http://proxy.internal:3128",
 		"PATHS=not-path",
+		"LD_LIBRARY_PATH=/opt/lib",
+		"ZONEINFO=/opt/zoneinfo.zip",
 	}
 	want := []string{
 		"GOMEMLIMIT=512MiB", "PATH=/usr/bin:/bin", "GODEBUG=madvdontneed=1", "HOME=/home/router",
-		"LC_ALL=C.UTF-8", "TZ=UTC", "TMPDIR=/tmp/r", "LANG=C",
+		"LC_ALL=C.UTF-8", "TZ=UTC", "TMPDIR=/tmp/r", "LANG=C", "LD_LIBRARY_PATH=/opt/lib", "ZONEINFO=/opt/zoneinfo.zip",
 	}
 	if got := ProcessEnv(in); !slices.Equal(got, want) {
 		t.Errorf("ProcessEnv = %q, want %q", got, want)
