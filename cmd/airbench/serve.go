@@ -24,8 +24,12 @@ var (
 	chatAnswer = []byte(`{"id":"chatcmpl-bench","object":"chat.completion","created":1,"model":"gpt-4o",` +
 		`"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"hello"}}],` +
 		`"usage":{"prompt_tokens":12,"completion_tokens":1,"total_tokens":13}}`)
+	// Every chunk carries "usage":null, as OpenAI's do once
+	// stream_options.include_usage is set, which airouter asks for on
+	// every stream: the bytes a proxy relays, and inspects, are a real
+	// stream's.
 	streamChunk = []byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"gpt-4o",` +
-		`"choices":[{"index":0,"delta":{"content":"hi "},"finish_reason":null}]}` + "\n\n")
+		`"choices":[{"index":0,"delta":{"content":"hi "},"finish_reason":null}],"usage":null}` + "\n\n")
 	streamEnd = []byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1,"model":"gpt-4o",` +
 		`"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":20,"total_tokens":32}}` + "\n\ndata: [DONE]\n\n")
 	streamFlag = []byte(`"stream":true`)

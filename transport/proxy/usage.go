@@ -93,14 +93,40 @@ type sseUsage struct {
 
 const maxCarry = 1 << 20
 
-// usageKey marks the lines sseUsage parses.
+// usageKey is the key whose object sseUsage parses.
 var usageKey = []byte(`"usage"`)
 
+// usageObject reports whether b holds the key "usage" with an object for
+// its value: only such a line can add tokens (tokenCount.add reads
+// objects). The "usage":null every chat chunk carries once include_usage
+// is on (includeUsage asks for it) adds nothing, so it is not parsed. It
+// looks for `usage"` and then the quote before it: in JSON 'u' is far
+// rarer than '"', which bytes.Index would otherwise stop at dozens of
+// times a chunk.
+func usageObject(b []byte) bool {
+	tail := usageKey[1:]
+	for {
+		i := bytes.Index(b, tail)
+		if i < 0 {
+			return false
+		}
+		if i > 0 && b[i-1] == '"' {
+			v := bytes.TrimLeft(b[i+len(tail):], " \t\r\n")
+			if len(v) > 0 && v[0] == ':' {
+				if v = bytes.TrimLeft(v[1:], " \t\r\n"); len(v) > 0 && v[0] == '{' {
+					return true
+				}
+			}
+		}
+		b = b[i+len(tail)-1:] // from the closing quote, which may open the next key
+	}
+}
+
 func (s *sseUsage) feed(b []byte) {
-	// Most chunks mention no usage: with nothing carried over, none of
+	// Most chunks hold no usage object: with nothing carried over, none of
 	// their whole lines needs parsing, only the line cut at the end needs
-	// keeping.
-	if len(s.carry) == 0 && !bytes.Contains(b, usageKey) {
+	// keeping (a usage object cut by the read is in it).
+	if len(s.carry) == 0 && !usageObject(b) {
 		b = b[bytes.LastIndexByte(b, '\n')+1:]
 	}
 	for len(b) > 0 {
@@ -124,7 +150,7 @@ func (s *sseUsage) feed(b []byte) {
 }
 
 func (s *sseUsage) line(line []byte) {
-	if !bytes.Contains(line, usageKey) {
+	if !usageObject(line) {
 		return
 	}
 	data, ok := bytes.CutPrefix(line, []byte("data:"))

@@ -1,6 +1,9 @@
 package proxy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestUsageShapes: the one usage parser reads input, output, reasoning and
 // cached tokens from every shape the surfaces answer with, whole bodies
@@ -53,5 +56,58 @@ func TestUsageShapes(t *testing.T) {
 				t.Errorf("usage %+v, want %+v", got, c.want)
 			}
 		})
+	}
+}
+
+// TestUsageObjectFindsOnlyAnObjectUnderTheKey: a line is parsed for usage
+// only when the key "usage" has an object for its value, whitespace
+// around the colon allowed; null, other values, the word elsewhere and a
+// key with no value yet are not. The chunks every OpenAI stream sends
+// with "usage":null count nothing, and the usage chunk still counts,
+// whole or cut anywhere between reads.
+func TestUsageObjectFindsOnlyAnObjectUnderTheKey(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want bool
+	}{
+		{`{"usage":{"total_tokens":3}}`, true},
+		{`{"usage" :` + "\t" + `{"total_tokens":3}}`, true},
+		{`{"message":{"usage":{"input_tokens":2}}}`, true},
+		{`{"a":"usage","usage":{}}`, true},
+		{`{"xusage":1,"usage":{}}`, true},
+		{`{"usage":null}`, false},
+		{`{"usage":5,"text":"usage"}`, false},
+		{`{"text":"the usage: {}"}`, false},
+		{`{"usage":`, false},
+		{`usage"usage":{}`, true},
+		{``, false},
+	} {
+		if got := usageObject([]byte(c.line)); got != c.want {
+			t.Errorf("usageObject(%s) = %v, want %v", c.line, got, c.want)
+		}
+	}
+	chunk := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}` + "\n\n"
+	last := `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":4,"completion_tokens":5,"total_tokens":9}}` + "\n\ndata: [DONE]\n\n"
+	stream := strings.Repeat(chunk, 3) + last
+	for cut := range len(stream) + 1 {
+		var s sseUsage
+		s.feed([]byte(stream[:cut]))
+		s.feed([]byte(stream[cut:]))
+		if want := (tokenCount{total: 9, in: 4, out: 5}); s.counts != want {
+			t.Fatalf("cut at %d: usage %+v, want %+v", cut, s.counts, want)
+		}
+	}
+}
+
+// BenchmarkSSEUsageNullChunk is a chat chunk with "usage":null, as an
+// OpenAI stream sends all but its last once include_usage is on.
+func BenchmarkSSEUsageNullChunk(b *testing.B) {
+	chunk := []byte(`data: {"id":"chatcmpl-AbCdEfGhIjKlMnOpQrStUvWxYz123","object":"chat.completion.chunk",` +
+		`"created":1733580000,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_f785eb5f47","choices":` +
+		`[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n")
+	var s sseUsage
+	b.ReportAllocs()
+	for b.Loop() {
+		s.feed(chunk)
 	}
 }
