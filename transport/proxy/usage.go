@@ -111,9 +111,11 @@ func usageObject(b []byte) bool {
 			return false
 		}
 		if i > 0 && b[i-1] == '"' {
-			v := bytes.TrimLeft(b[i+len(tail):], " \t\r\n")
-			if len(v) > 0 && v[0] == ':' {
-				if v = bytes.TrimLeft(v[1:], " \t\r\n"); len(v) > 0 && v[0] == '{' {
+			// skipWS, not bytes.TrimLeft, which builds a set of its cut
+			// bytes on every call.
+			v := b[i+len(tail):]
+			if k := skipWS(v, 0); k < len(v) && v[k] == ':' {
+				if k = skipWS(v, k+1); k < len(v) && v[k] == '{' {
 					return true
 				}
 			}
