@@ -34,6 +34,7 @@ var allowed = map[string][]string{
 	"whatif":                        {"domain", "projections"},
 	"replicas":                      {"domain"},
 	"heapfloor":                     {},
+	"sysmon":                        {},
 	"internal/testkit":              {},
 	"internal/testkit/collector":    {},
 	"internal/bareproxy":            {},

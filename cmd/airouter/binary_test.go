@@ -61,6 +61,7 @@ func TestBinary(t *testing.T) {
 	t.Run("pprof", func(t *testing.T) { testProfiles(t, bin) })
 	t.Run("sigkill", func(t *testing.T) { testKilledStore(t, bin) })
 	t.Run("server-process", func(t *testing.T) { testServerProcess(t, bin) })
+	t.Run("steady-monitor", func(t *testing.T) { testSteadyMonitor(t, bin) })
 	t.Run("local-cluster", func(t *testing.T) { testLocalCluster(t, bin) })
 }
 

@@ -52,6 +52,9 @@ func main() {
 		// a subcommand for operators: it ends with its stdin.
 		os.Exit(eventlog.ServeProcessMain())
 	}
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		steadyMonitor()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := dispatch(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {

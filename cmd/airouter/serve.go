@@ -15,6 +15,7 @@ import (
 
 	"github.com/airouter/airouter/config"
 	"github.com/airouter/airouter/heapfloor"
+	"github.com/airouter/airouter/sysmon"
 )
 
 // shutdownGrace bounds how long in-flight requests may run after a signal.
@@ -38,6 +39,7 @@ func runServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if stop := paceCollector(cfg.Server, logger); stop != nil {
 		defer stop()
 	}
+	logMonitor(logger)
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", cfg.Server.Port))
 	if err != nil {
 		return fmt.Errorf("listen on port %d: %w", cfg.Server.Port, err)
@@ -161,6 +163,17 @@ func newHTTPServer(s config.Server, h http.Handler, logger hclog.Logger) *http.S
 // (package heapfloor) unless the floor is 0 or GOGC is set in the
 // environment, which is the operator's own pacing. It returns the stop, or
 // nil.
+// logMonitor names how the runtime's monitor thread runs in this process
+// (steadyMonitor, package sysmon).
+func logMonitor(logger hclog.Logger) {
+	if sysmon.Steady(os.Getenv("GODEBUG")) {
+		logger.Info("the runtime's monitor polls steadily, so a request after an idle moment does not wake it: GODEBUG=" + sysmon.Setting +
+			" (GODEBUG=schedtrace=0 keeps the runtime's default)")
+		return
+	}
+	logger.Info("the runtime's monitor sleeps between requests (the runtime's default): each request after an idle moment wakes it")
+}
+
 func paceCollector(s config.Server, logger hclog.Logger) func() {
 	switch {
 	case s.HeapFloorMB == 0:

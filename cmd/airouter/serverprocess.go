@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/airouter/airouter/sysmon"
 	"github.com/airouter/airouter/transport/eventlog"
 )
 
@@ -12,7 +13,9 @@ import (
 // replaced on disk by an upgrade restarts the server of its own version.
 // Its argv names the router's binary; its kernel name (comm, as top and
 // pgrep without -f show it) is "exe". Its environment is the part of the
-// router's it needs (eventlog.ProcessEnv): no provider or master keys.
+// router's it needs (eventlog.ProcessEnv): no provider or master keys, and
+// not the setting that keeps the router's runtime monitor polling
+// (sysmon.Without): the server is idle between the router's batches.
 func serverProcess() *exec.Cmd {
 	exe := "/proc/self/exe"
 	if _, err := os.Stat(exe); err != nil {
@@ -22,6 +25,6 @@ func serverProcess() *exec.Cmd {
 	}
 	cmd := exec.Command(exe, eventlog.ProcessArg)
 	cmd.Args[0] = os.Args[0]
-	cmd.Env = eventlog.ProcessEnv(os.Environ())
+	cmd.Env = sysmon.Without(eventlog.ProcessEnv(os.Environ()))
 	return cmd
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/airouter/airouter/sysmon"
+)
+
+// serve starts itself again, as the same process, with the runtime's
+// monitor kept polling (sysmon.Setting added to the GODEBUG it was given)
+// and says so in its log; its event log's server process does not get the
+// setting. An operator's own schedtrace stays as it was set, in both.
+func testSteadyMonitor(t *testing.T, bin string) {
+	up := newUpstream(t, 200)
+	for _, c := range []struct{ given, router, server, log string }{
+		{"panicnil=0", "panicnil=0," + sysmon.Setting, "panicnil=0", "the runtime's monitor polls steadily"},
+		{"schedtrace=0", "schedtrace=0", "schedtrace=0", "the runtime's monitor sleeps between requests"},
+	} {
+		t.Run(c.given, func(t *testing.T) {
+			t.Setenv("GODEBUG", c.given)
+			cfgPath, port := killConfig(t, tempStore(t), up)
+			p := startServe(t, bin, cfgPath, port)
+			if got := godebugOf(t, p.cmd.Process.Pid); got != c.router {
+				t.Errorf("the router (pid %d, the one started) runs with GODEBUG %q, want %q", p.cmd.Process.Pid, got, c.router)
+			}
+			sp := p.serverProcess(t)
+			if sp == nil {
+				t.Fatal("/health names no server process")
+			}
+			if got := godebugOf(t, sp.PID); got != c.server {
+				t.Errorf("the server process runs with GODEBUG %q, want %q", got, c.server)
+			}
+			if !strings.Contains(p.logs.String(), c.log) {
+				t.Errorf("the log lacks %q", c.log)
+			}
+		})
+	}
+}
+
+// godebugOf is the GODEBUG pid runs with (the first in its environment).
+func godebugOf(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.Split(string(b), "\x00")
+	if i := slices.IndexFunc(vars, func(v string) bool { return strings.HasPrefix(v, "GODEBUG=") }); i >= 0 {
+		return strings.TrimPrefix(vars[i], "GODEBUG=")
+	}
+	return ""
+}

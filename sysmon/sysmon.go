@@ -1,0 +1,103 @@
+// Package sysmon keeps the Go runtime's monitor thread from its deep sleep
+// in the router's process.
+//
+// The runtime's monitor thread (sysmon) sleeps without a deadline once
+// every processor is idle, and the next goroutine to enter a system call
+// wakes it, after which it polls every 20 µs until the process is idle
+// again. A proxy between a client and an upstream is idle between one
+// chunk of a stream and the next, so at a moderate rate every chunk pays
+// that wake-up: a futex wake in the request's goroutine, a context switch
+// for the monitor and, on one processor, the monitor's polls between the
+// request's own system calls. The runtime offers one switch that keeps
+// the monitor out of that sleep: GODEBUG schedtrace. With it set, the
+// monitor polls on its usual back-off instead (20 µs doubling to 10 ms
+// while it finds nothing to do), so a router under load stops paying a
+// wake-up per chunk, and an idle one pays 100 wake-ups a second. The
+// value is the largest the runtime takes, about 24.8 days in ms, so the
+// scheduler line that schedtrace prints every period comes at most once in
+// that time (at start on a host up longer than that).
+//
+// The setting is read when a process starts, so the router sets it by
+// starting itself again (cmd/airouter). The event log's server process
+// does not get it: it is idle between the router's batches, and there the
+// setting only adds the monitor's idle wake-ups.
+package sysmon
+
+import "strings"
+
+// Setting is the GODEBUG entry that keeps the monitor polling.
+const Setting = "schedtrace=2147483647"
+
+const godebug = "GODEBUG"
+
+// With returns environ with Setting added to its GODEBUG, and whether it
+// added it. It leaves environ as it is when GODEBUG already names
+// schedtrace, whatever the value: schedtrace=0 is how an operator keeps
+// the runtime's default.
+func With(environ []string) ([]string, bool) {
+	at, value := lookup(environ)
+	if names(value, "schedtrace") {
+		return environ, false
+	}
+	out := append([]string(nil), environ...)
+	if at < 0 {
+		return append(out, godebug+"="+Setting), true
+	}
+	if value != "" {
+		value += ","
+	}
+	out[at] = godebug + "=" + value + Setting
+	return out, true
+}
+
+// Without returns environ with Setting taken out of its GODEBUG (and
+// GODEBUG dropped if nothing else is left in it). A schedtrace of another
+// value is an operator's and stays.
+func Without(environ []string) []string {
+	at, value := lookup(environ)
+	if at < 0 {
+		return environ
+	}
+	var keep []string
+	for _, e := range strings.Split(value, ",") {
+		if e != Setting {
+			keep = append(keep, e)
+		}
+	}
+	out := append([]string(nil), environ[:at]...)
+	if len(keep) > 0 {
+		out = append(out, godebug+"="+strings.Join(keep, ","))
+	}
+	return append(out, environ[at+1:]...)
+}
+
+// Steady reports whether a process with this GODEBUG runs with Setting.
+func Steady(godebugValue string) bool {
+	for _, e := range strings.Split(godebugValue, ",") {
+		if e == Setting {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup finds the first GODEBUG in environ (the one the runtime reads)
+// and its value; at is -1 without one.
+func lookup(environ []string) (at int, value string) {
+	for i, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, godebug+"="); ok {
+			return i, v
+		}
+	}
+	return -1, ""
+}
+
+// names reports whether the GODEBUG value sets key.
+func names(value, key string) bool {
+	for _, e := range strings.Split(value, ",") {
+		if k, _, _ := strings.Cut(e, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
