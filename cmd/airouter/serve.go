@@ -159,10 +159,6 @@ func newHTTPServer(s config.Server, h http.Handler, logger hclog.Logger) *http.S
 	}
 }
 
-// paceCollector holds the garbage collector to server.heap_floor_mb
-// (package heapfloor) unless the floor is 0 or GOGC is set in the
-// environment, which is the operator's own pacing. It returns the stop, or
-// nil.
 // logMonitor names how the runtime's monitor thread runs in this process
 // (steadyMonitor, package sysmon).
 func logMonitor(logger hclog.Logger) {
@@ -174,6 +170,10 @@ func logMonitor(logger hclog.Logger) {
 	logger.Info("the runtime's monitor sleeps between requests (the runtime's default): each request after an idle moment wakes it")
 }
 
+// paceCollector holds the garbage collector to server.heap_floor_mb
+// (package heapfloor) unless the floor is 0 or GOGC is set in the
+// environment, which is the operator's own pacing. It returns the stop, or
+// nil.
 func paceCollector(s config.Server, logger hclog.Logger) func() {
 	switch {
 	case s.HeapFloorMB == 0:
