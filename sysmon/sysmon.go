@@ -12,10 +12,16 @@
 // the monitor out of that sleep: GODEBUG schedtrace. With it set, the
 // monitor polls on its usual back-off instead (20 µs doubling to 10 ms
 // while it finds nothing to do), so a router under load stops paying a
-// wake-up per chunk, and an idle one pays 100 wake-ups a second. The
-// value is the largest the runtime takes, about 24.8 days in ms, so the
-// scheduler line that schedtrace prints every period comes at most once in
-// that time (at start on a host up longer than that).
+// wake-up per chunk, and an idle one pays 100 wake-ups a second.
+//
+// schedtrace also prints: a line of the scheduler's state to standard
+// error every period, counted on the monotonic clock from the host's boot,
+// and the scheduler's state in full (a line per thread and goroutine)
+// before the message of a fatal error. The value is the largest the
+// runtime takes, 2147483647 ms (about 24.8 days), so the periodic line comes
+// once in that time: at start on a host up longer than that (a container
+// shares its host's clock), then every 24.8 days. It is plain text, not a
+// log line.
 //
 // The setting is read when a process starts, so the router sets it by
 // starting itself again (cmd/airouter). The event log's server process
@@ -23,7 +29,10 @@
 // setting only adds the monitor's idle wake-ups.
 package sysmon
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // Setting is the GODEBUG entry that keeps the monitor polling.
 const Setting = "schedtrace=2147483647"
@@ -71,14 +80,23 @@ func Without(environ []string) []string {
 	return append(out, environ[at+1:]...)
 }
 
-// Steady reports whether a process with this GODEBUG runs with Setting.
+// Steady reports whether a process with this GODEBUG keeps the monitor
+// polling, as the runtime reads it at start: the last schedtrace entry
+// wins, and it must be a number of ms above 0 that fits an int32.
 func Steady(godebugValue string) bool {
-	for _, e := range strings.Split(godebugValue, ",") {
-		if e == Setting {
-			return true
-		}
+	v, ok := last(godebugValue, "schedtrace")
+	if !ok {
+		return false
 	}
-	return false
+	n, err := strconv.ParseInt(v, 10, 32)
+	return err == nil && n > 0
+}
+
+// Ours reports whether that GODEBUG's schedtrace is Setting's, not an
+// operator's own.
+func Ours(godebugValue string) bool {
+	v, ok := last(godebugValue, "schedtrace")
+	return ok && "schedtrace="+v == Setting
 }
 
 // lookup finds the first GODEBUG in environ (the one the runtime reads)
@@ -94,10 +112,18 @@ func lookup(environ []string) (at int, value string) {
 
 // names reports whether the GODEBUG value sets key.
 func names(value, key string) bool {
-	for _, e := range strings.Split(value, ",") {
-		if k, _, _ := strings.Cut(e, "="); strings.TrimSpace(k) == key {
-			return true
+	_, ok := last(value, key)
+	return ok
+}
+
+// last is the value of key's last entry in a GODEBUG value, the one the
+// runtime applies: an entry is key=value, matched exactly; one without '='
+// is skipped, as the runtime skips it.
+func last(godebugValue, key string) (value string, ok bool) {
+	for _, e := range strings.Split(godebugValue, ",") {
+		if k, v, found := strings.Cut(e, "="); found && k == key {
+			value, ok = v, true
 		}
 	}
-	return false
+	return value, ok
 }

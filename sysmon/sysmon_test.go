@@ -17,8 +17,10 @@ func TestWith(t *testing.T) {
 		{"other settings kept", []string{"GODEBUG=panicnil=1,http2client=0"},
 			[]string{"GODEBUG=panicnil=1,http2client=0," + Setting}, true, true},
 		{"the operator's schedtrace=0", []string{"GODEBUG=schedtrace=0"}, []string{"GODEBUG=schedtrace=0"}, false, false},
-		{"the operator's schedtrace among others", []string{"GODEBUG=gctrace=1, schedtrace=1000"},
-			[]string{"GODEBUG=gctrace=1, schedtrace=1000"}, false, false},
+		{"the operator's schedtrace among others", []string{"GODEBUG=gctrace=1,schedtrace=1000"},
+			[]string{"GODEBUG=gctrace=1,schedtrace=1000"}, false, true},
+		{"a key the runtime does not read as schedtrace", []string{"GODEBUG= schedtrace=5,schedtrace,"},
+			[]string{"GODEBUG= schedtrace=5,schedtrace,," + Setting}, true, true},
 		{"already set", []string{"GODEBUG=" + Setting}, []string{"GODEBUG=" + Setting}, false, true},
 		{"the first GODEBUG is the one read", []string{"GODEBUG=gctrace=1", "GODEBUG=schedtrace=0"},
 			[]string{"GODEBUG=gctrace=1," + Setting, "GODEBUG=schedtrace=0"}, true, true},
@@ -67,6 +69,32 @@ func TestWithout(t *testing.T) {
 		if got := Without(with); !slices.Equal(got, env) {
 			t.Errorf("Without(With(%q)) = %q", env, got)
 		}
+	}
+}
+
+// Steady reads GODEBUG as the runtime does: the last schedtrace entry, a
+// number of ms above 0 that fits an int32. Setting is such an entry.
+func TestSteady(t *testing.T) {
+	for value, want := range map[string]bool{
+		Setting:                                 true,
+		"schedtrace=1000":                       true,
+		"":                                      false,
+		"schedtrace=0":                          false,
+		Setting + ",schedtrace=0":               false,
+		"schedtrace=0," + Setting:               true,
+		"schedtrace=2147483648":                 false, // past int32: the runtime ignores it
+		"schedtrace=-1":                         false,
+		"schedtrace":                            false,
+		" schedtrace=1000":                      false,
+		"gctrace=1,schedtrace=5,http2client=0":  true,
+		"gctrace=1,,schedtrace=x,http2client=0": false,
+	} {
+		if got := Steady(value); got != want {
+			t.Errorf("Steady(%q) = %v, want %v", value, got, want)
+		}
+	}
+	if !Ours(Setting) || Ours("schedtrace=1000") || Ours(Setting+",schedtrace=1000") || Ours("") {
+		t.Error("Ours tells Setting from an operator's schedtrace wrongly")
 	}
 }
 

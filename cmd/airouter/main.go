@@ -53,7 +53,7 @@ func main() {
 		os.Exit(eventlog.ServeProcessMain())
 	}
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		steadyMonitor()
+		steadyMonitor(os.Stderr)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -162,12 +162,16 @@ func newHTTPServer(s config.Server, h http.Handler, logger hclog.Logger) *http.S
 // logMonitor names how the runtime's monitor thread runs in this process
 // (steadyMonitor, package sysmon).
 func logMonitor(logger hclog.Logger) {
-	if sysmon.Steady(os.Getenv("GODEBUG")) {
+	godebug := os.Getenv("GODEBUG")
+	switch {
+	case sysmon.Steady(godebug) && sysmon.Ours(godebug):
 		logger.Info("the runtime's monitor polls steadily, so a request after an idle moment does not wake it: GODEBUG=" + sysmon.Setting +
 			" (GODEBUG=schedtrace=0 keeps the runtime's default)")
-		return
+	case sysmon.Steady(godebug):
+		logger.Info("GODEBUG sets schedtrace: the runtime's monitor polls steadily, and the runtime prints the scheduler's state each period it names")
+	default:
+		logger.Info("the runtime's monitor sleeps between requests (the runtime's default): each request after an idle moment wakes it")
 	}
-	logger.Info("the runtime's monitor sleeps between requests (the runtime's default): each request after an idle moment wakes it")
 }
 
 // paceCollector holds the garbage collector to server.heap_floor_mb
