@@ -35,9 +35,12 @@ import (
 )
 
 // Setting is the GODEBUG entry that keeps the monitor polling.
-const Setting = "schedtrace=2147483647"
+const Setting = key + "=2147483647"
 
-const godebug = "GODEBUG"
+const (
+	godebug = "GODEBUG"
+	key     = "schedtrace"
+)
 
 // With returns environ with Setting added to its GODEBUG, and whether it
 // added it. It leaves environ as it is when GODEBUG already names
@@ -45,7 +48,7 @@ const godebug = "GODEBUG"
 // the runtime's default.
 func With(environ []string) ([]string, bool) {
 	at, value := lookup(environ)
-	if names(value, "schedtrace") {
+	if _, named := last(value, key); named {
 		return environ, false
 	}
 	out := append([]string(nil), environ...)
@@ -84,7 +87,7 @@ func Without(environ []string) []string {
 // polling, as the runtime reads it at start: the last schedtrace entry
 // wins, and it must be a number of ms above 0 that fits an int32.
 func Steady(godebugValue string) bool {
-	v, ok := last(godebugValue, "schedtrace")
+	v, ok := last(godebugValue, key)
 	if !ok {
 		return false
 	}
@@ -95,8 +98,8 @@ func Steady(godebugValue string) bool {
 // Ours reports whether that GODEBUG's schedtrace is Setting's, not an
 // operator's own.
 func Ours(godebugValue string) bool {
-	v, ok := last(godebugValue, "schedtrace")
-	return ok && "schedtrace="+v == Setting
+	v, ok := last(godebugValue, key)
+	return ok && key+"="+v == Setting
 }
 
 // lookup finds the first GODEBUG in environ (the one the runtime reads)
@@ -110,18 +113,12 @@ func lookup(environ []string) (at int, value string) {
 	return -1, ""
 }
 
-// names reports whether the GODEBUG value sets key.
-func names(value, key string) bool {
-	_, ok := last(value, key)
-	return ok
-}
-
-// last is the value of key's last entry in a GODEBUG value, the one the
-// runtime applies: an entry is key=value, matched exactly; one without '='
-// is skipped, as the runtime skips it.
-func last(godebugValue, key string) (value string, ok bool) {
+// last is the value of name's last entry in a GODEBUG value, the one the
+// runtime applies: an entry is name=value, matched exactly; one without
+// '=' is skipped, as the runtime skips it.
+func last(godebugValue, name string) (value string, ok bool) {
 	for _, e := range strings.Split(godebugValue, ",") {
-		if k, v, found := strings.Cut(e, "="); found && k == key {
+		if k, v, found := strings.Cut(e, "="); found && k == name {
 			value, ok = v, true
 		}
 	}

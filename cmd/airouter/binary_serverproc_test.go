@@ -41,6 +41,17 @@ func parentOf(pid int) int {
 	return ppid
 }
 
+// environOf is pid's environment (/proc/<pid>/environ), one variable an
+// element.
+func environOf(t *testing.T, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\x00")
+}
+
 // testServerProcess runs the built binary on the default
 // events.server_process: its file store's server is a child process
 // running `airouter serve-events`, named in /health; it ignores the stop
@@ -60,12 +71,8 @@ func testServerProcess(t *testing.T, bin string) {
 		t.Fatalf("the server process runs %q", cmdline)
 	}
 	// The router's keys stay with the router; the runtime's settings pass.
-	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", sp.PID))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Only names are printed: the environment may hold the machine's own secrets.
-	vars := strings.Split(string(environ), "\x00")
+	vars := environOf(t, sp.PID)
 	if slices.Contains(vars, key) {
 		t.Fatalf("the server process has the router's OPENAI_API_KEY (%d variables in all)", len(vars))
 	}

@@ -164,7 +164,7 @@ func newHTTPServer(s config.Server, h http.Handler, logger hclog.Logger) *http.S
 func logMonitor(logger hclog.Logger) {
 	godebug := os.Getenv("GODEBUG")
 	switch {
-	case sysmon.Steady(godebug) && sysmon.Ours(godebug):
+	case sysmon.Ours(godebug):
 		logger.Info("the runtime's monitor polls steadily, so a request after an idle moment does not wake it: GODEBUG=" + sysmon.Setting +
 			" (GODEBUG=schedtrace=0 keeps the runtime's default)")
 	case sysmon.Steady(godebug):

@@ -60,11 +60,7 @@ func testSteadyMonitor(t *testing.T, bin string) {
 // godebugOf is the GODEBUG pid runs with (the first in its environment).
 func godebugOf(t *testing.T, pid int) string {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	vars := strings.Split(string(b), "\x00")
+	vars := environOf(t, pid)
 	if i := slices.IndexFunc(vars, func(v string) bool { return strings.HasPrefix(v, "GODEBUG=") }); i >= 0 {
 		return strings.TrimPrefix(vars[i], "GODEBUG=")
 	}
