@@ -198,7 +198,8 @@ type runResult struct {
 }
 
 func (r runResult) write(w io.Writer, o options) {
-	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n\n", r.says, o.conns, o.duration, o.rounds)
+	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n%s\n\n",
+		r.says, o.conns, o.duration, o.rounds, idleHandling("/"))
 	writeTable(w, r.scs, r.rss, r.genRSS)
 	if r.holds != nil {
 		writeHolds(w, o, r.holds)
