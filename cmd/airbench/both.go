@@ -71,7 +71,7 @@ func summaryRows(r runResult) (names, cells []string) {
 func writeBoth(w io.Writer, pinned, unpinned runResult) {
 	names, pc := summaryRows(pinned)
 	_, uc := summaryRows(unpinned)
-	fmt.Fprintf(w, "airouter / bare ReverseProxy, pinned (%s) and unpinned (%s):\n\n", pinned.says, unpinned.says)
+	fmt.Fprintf(w, "airouter / bare ReverseProxy, pinned (%s) and unpinned (%s); %s:\n\n", pinned.says, unpinned.says, pinned.idle)
 	fmt.Fprintln(w, "| scenario | pinned | unpinned |")
 	fmt.Fprintln(w, "|---|---|---|")
 	for i, n := range names {

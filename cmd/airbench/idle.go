@@ -1,17 +1,20 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
 // idleHandling says how this machine's idle CPUs wait, as its kernel
 // reports under root (the filesystem root, "/"): the cpuidle driver and
 // governor, and on a virtual machine's guest with the haltpoll driver how
-// long an idle vCPU polls before it halts. A first byte at a moderate rate
-// depends on it (a halted vCPU is slow to wake), so a run's figures are
-// comparable only between machines that wait alike.
+// long an idle vCPU polls before it halts (a host may build the haltpoll
+// module in too; its parameters mean something only with that driver). A
+// first byte at a moderate rate depends on it (a halted vCPU is slow to
+// wake), so a run's figures compare only between machines that wait alike.
 func idleHandling(root string) string {
 	cpuidle := filepath.Join(root, "sys", "devices", "system", "cpu", "cpuidle")
 	driver := readTrim(filepath.Join(cpuidle, "current_driver"))
@@ -26,15 +29,20 @@ func idleHandling(root string) string {
 	if governor != "" {
 		says += ", governor " + governor
 	}
+	if driver != "haltpoll" {
+		return says // a host's idle states: no guest halt polling to report
+	}
 	params := filepath.Join(root, "sys", "module", "haltpoll", "parameters")
-	switch ns := readTrim(filepath.Join(params, "guest_halt_poll_ns")); {
-	case ns == "":
-	case ns == "0":
+	ns, err := strconv.ParseInt(readTrim(filepath.Join(params, "guest_halt_poll_ns")), 10, 64)
+	switch {
+	case err != nil:
+		// the driver without its parameters: nothing more to say
+	case ns == 0:
 		says += "; an idle vCPU halts at once (guest_halt_poll_ns=0)"
 	case readTrim(filepath.Join(params, "guest_halt_poll_allow_shrink")) == "Y":
-		says += "; an idle vCPU polls up to " + ns + " ns before it halts, less after wake-ups that come later"
+		says += fmt.Sprintf("; an idle vCPU polls before it halts, adaptively: up to %d µs, shrinking after longer idles", ns/1000)
 	default:
-		says += "; an idle vCPU polls " + ns + " ns before it halts"
+		says += fmt.Sprintf("; an idle vCPU polls up to %d µs before it halts", ns/1000)
 	}
 	return says
 }

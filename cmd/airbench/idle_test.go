@@ -34,10 +34,15 @@ func TestIdleHandling(t *testing.T) {
 			"idle CPUs: cpuidle driver haltpoll, governor haltpoll; an idle vCPU halts at once (guest_halt_poll_ns=0)"},
 		{"a guest that polls, adaptively", map[string]string{cpuidle + "current_driver": "haltpoll\n", cpuidle + "current_governor": "haltpoll\n",
 			params + "guest_halt_poll_ns": "200000\n", params + "guest_halt_poll_allow_shrink": "Y\n"},
-			"idle CPUs: cpuidle driver haltpoll, governor haltpoll; an idle vCPU polls up to 200000 ns before it halts, less after wake-ups that come later"},
+			"idle CPUs: cpuidle driver haltpoll, governor haltpoll; an idle vCPU polls before it halts, adaptively: up to 200 µs, shrinking after longer idles"},
 		{"a guest that polls, fixed", map[string]string{cpuidle + "current_driver": "haltpoll\n",
 			params + "guest_halt_poll_ns": "200000\n", params + "guest_halt_poll_allow_shrink": "N\n"},
-			"idle CPUs: cpuidle driver haltpoll; an idle vCPU polls 200000 ns before it halts"},
+			"idle CPUs: cpuidle driver haltpoll; an idle vCPU polls up to 200 µs before it halts"},
+		{"a host with the haltpoll module built in", map[string]string{cpuidle + "current_driver": "intel_idle\n", cpuidle + "current_governor": "menu\n",
+			params + "guest_halt_poll_ns": "200000\n", params + "guest_halt_poll_allow_shrink": "Y\n"},
+			"idle CPUs: cpuidle driver intel_idle, governor menu"},
+		{"the haltpoll driver without its parameters", map[string]string{cpuidle + "current_driver": "haltpoll\n"},
+			"idle CPUs: cpuidle driver haltpoll"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -53,12 +58,12 @@ func TestIdleHandling(t *testing.T) {
 }
 
 // Every run's table says, under its first line, how the machine's idle
-// CPUs wait.
+// CPUs waited.
 func TestRunHeaderSaysHowIdleCPUsWait(t *testing.T) {
 	var out strings.Builder
-	runResult{says: "pinned: test"}.write(&out, options{conns: 4, rounds: 1})
+	runResult{says: "pinned: test", idle: "idle CPUs: cpuidle driver test"}.write(&out, options{conns: 4, rounds: 1})
 	lines := strings.SplitN(out.String(), "\n", 3)
-	if len(lines) < 2 || !strings.HasPrefix(lines[0], "pinned: test; 4 keep-alive connections") || lines[1] != idleHandling("/") {
+	if len(lines) < 2 || !strings.HasPrefix(lines[0], "pinned: test; 4 keep-alive connections") || lines[1] != "idle CPUs: cpuidle driver test" {
 		t.Errorf("run header:\n%s", out.String())
 	}
 }

@@ -192,6 +192,7 @@ type runResult struct {
 	rss    [3]float64
 	genRSS float64
 	says   string
+	idle   string // how the machine's idle CPUs waited (idleHandling)
 	// holds are the bare proxy's and airouter's execution traces (-trace),
 	// nil without.
 	holds []holdReport
@@ -199,7 +200,7 @@ type runResult struct {
 
 func (r runResult) write(w io.Writer, o options) {
 	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n%s\n\n",
-		r.says, o.conns, o.duration, o.rounds, idleHandling("/"))
+		r.says, o.conns, o.duration, o.rounds, r.idle)
 	writeTable(w, r.scs, r.rss, r.genRSS)
 	if r.holds != nil {
 		writeHolds(w, o, r.holds)
@@ -260,7 +261,8 @@ func runOnce(o options, pin bool) (runResult, error) {
 	if err != nil {
 		return runResult{}, err
 	}
-	r := runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: says}
+	r := runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: says,
+		idle: idleHandling("/")}
 	if o.trace > 0 {
 		r.holds, err = traceHolds(o, gen, bare, ar)
 	}
