@@ -7,6 +7,9 @@ import (
 	"testing"
 )
 
+// idleHandling reads what the kernel says of idle CPUs from a sysfs tree:
+// a host's driver and governor, a guest's halt polling (at once, fixed,
+// adaptive), and the haltpoll module's parameters only with its driver.
 func TestIdleHandling(t *testing.T) {
 	write := func(root, rel, content string) {
 		t.Helper()
