@@ -36,6 +36,7 @@ func TestBothTable(t *testing.T) {
 		"| scenario | pinned | unpinned |",
 		"| closed loop, CPU per request | 0.80x (80.0 µs / 100.0 µs) | 0.80x (160.0 µs / 200.0 µs) |",
 		"| closed loop, read / write syscalls per request | 1.00x / 0.50x (5.00 / 2.00 against 5.00 / 4.00) |",
+		"| SSE streams back to back, streams a second | 1.00x (100 / 100) |",
 		"| SSE streams, CPU per stream | 1.00x (400.0 µs / 400.0 µs) |",
 		"| SSE streams, added first byte p50 / p99 | 1.00x / 0.50x (2.00 ms / 2.00 ms against 2.00 ms / 4.00 ms) |",
 		"| SSE streams at 500/s, CPU per stream | 1.10x (330.0 µs / 300.0 µs) |",

@@ -67,6 +67,7 @@ func TestTable(t *testing.T) {
 	scs := []scenario{
 		{mode: "closed", runs: [3]measure{run(1000, 2000, 500, 1000), run(1500, 3000, 700, 800), run(1600, 4000, 800, 800)}},
 		{mode: "stream-rate", rate: 500, runs: [3]measure{run(21000, 22000, 400, 500), run(22000, 24000, 600, 500), run(22000, 23000, 500, 500)}},
+		{mode: "stream", runs: [3]measure{run(21000, 22000, 400, 3000), run(30000, 33000, 2400, 2000), run(29000, 31000, 2800, 2100)}},
 		{mode: "rate", rate: 2000, runs: [3]measure{run(1000, 2000, 500, 2000), run(1000, 3000, 700, 2000), run(1200, 5000, 900, 2000)}},
 	}
 	var b bytes.Buffer
@@ -75,6 +76,8 @@ func TestTable(t *testing.T) {
 		"| closed loop, CPU per request | - | 100.0 µs | 100.0 µs | 1.00x |",
 		"| fixed 2000 req/s, p99 (added) | 2.00 ms | 1.00 ms | 3.00 ms | 3.00x |",
 		"| SSE streams at 500/s, achieved streams/s | 500 | 500 | 500 | 1.00x |",
+		"| SSE streams back to back, streams/s | 3000 | 2000 | 2100 | 1.05x |",
+		"| SSE streams, first byte p50 (added) | 0.40 ms | 2.00 ms | 2.40 ms | 1.20x |",
 		"| SSE streams at 500/s, CPU per stream | - | 100.0 µs | 100.0 µs | 1.00x |",
 		"| SSE streams at 500/s, first byte p50 (added) | 0.40 ms | 0.20 ms | 0.10 ms | 0.50x |",
 		"| fixed 2000 req/s, p50 (added) | 1.00 ms | 0.00 ms | 0.20 ms | - |",

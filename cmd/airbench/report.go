@@ -131,6 +131,7 @@ func writeTable(w io.Writer, scs []scenario, rss [3]float64, genRSS float64) {
 			row("closed loop, CPU per request", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
 			syscallRows(row, "closed loop", r)
 		case "stream":
+			row("SSE streams back to back, streams/s", "", r[0].load.rps(), r[1].load.rps(), r[2].load.rps())
 			row("SSE streams (20 chunks 1 ms apart), CPU per stream", "µs", math.NaN(), r[1].cpuPer(), r[2].cpuPer())
 			syscallRows(row, "SSE streams", r)
 			added("SSE streams, first byte p50", func(l loadResult) float64 { return l.FirstP50 }, r)

@@ -15,13 +15,13 @@ import (
 // either proxy as likely as the other to come out lower.
 
 // figure is one figure compared round by round and how a run gives it.
-// A CPU figure also shows the median of the rounds' ratios; a latency's
-// ratio would be of what each proxy adds to a direct run of its own
-// round, too noisy a difference to divide by.
+// A CPU or throughput figure also shows the median of the rounds' ratios
+// (ratioed); a latency's ratio would be of what each proxy adds to a
+// direct run of its own round, too noisy a difference to divide by.
 type figure struct {
-	name string
-	of   func(measure) float64
-	cpu  bool
+	name    string
+	of      func(measure) float64
+	ratioed bool
 }
 
 // scenarioFigures are the figures of s compared round by round.
@@ -34,7 +34,12 @@ func scenarioFigures(s scenario) []figure {
 	case "closed":
 		return []figure{{"closed loop, CPU per request", cpu, true}}
 	case "stream":
+		// Back to back the loop is closed: a proxy that gets streams
+		// through faster starts the next ones sooner, and its first bytes
+		// then wait in a busier processor's queue. The streams a second
+		// say which proxy the first bytes were measured under more load.
 		return []figure{
+			{"SSE streams, streams a second", func(m measure) float64 { return m.load.rps() }, true},
 			{"SSE streams, CPU per stream", cpu, true},
 			{"SSE streams, first byte p50", lat(func(l loadResult) float64 { return l.FirstP50 }), false},
 			{"SSE streams, first byte p99", lat(func(l loadResult) float64 { return l.FirstP99 }), false},
@@ -80,7 +85,7 @@ func pairRounds(bare, air []measure, f figure) paired {
 		case a > b:
 			out.higher++
 		}
-		if f.cpu && b > 0 {
+		if f.ratioed && b > 0 {
 			ratios = append(ratios, a/b)
 		}
 	}

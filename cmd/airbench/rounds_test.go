@@ -51,7 +51,7 @@ func TestPairRounds(t *testing.T) {
 	// five rounds, by a tenth each.
 	bare := []measure{run(100, 5, 1000), run(200, 5, 1000), run(300, 5, 1000), run(400, 9, 1000), run(100, 5, 0)}
 	air := []measure{run(90, 4, 1000), run(180, 6, 1000), run(270, 5, 1000), run(360, 8, 1000), run(1, 1, 1000)}
-	cpu := pairRounds(bare, air, figure{name: "cpu", of: func(m measure) float64 { return m.cpuPer() }, cpu: true})
+	cpu := pairRounds(bare, air, figure{name: "cpu", of: func(m measure) float64 { return m.cpuPer() }, ratioed: true})
 	if cpu.lower != 4 || cpu.higher != 0 || math.Abs(cpu.ratio-0.9) > 1e-9 || math.Abs(cpu.p-0.125) > 1e-12 {
 		t.Errorf("cpu: %+v, want lower 4, higher 0, ratio 0.90, p 0.125", cpu)
 	}
@@ -96,6 +96,21 @@ func TestRoundsTable(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+	// Back to back, the streams each proxy got through a second, with
+	// their ratio: airouter's were more in every round.
+	streams := func(n int64) measure {
+		return measure{load: loadResult{Requests: n, Seconds: 2}, cpu: float64(n) * 300e-6}
+	}
+	b2b := runResult{scs: []scenario{{mode: "stream", rounds: [3][]measure{
+		{streams(9000), streams(9000), streams(9000)},
+		{streams(4000), streams(4200), streams(4000)},
+		{streams(4400), streams(4620), streams(4200)},
+	}}}}
+	b.Reset()
+	writeRounds(&b, []runResult{b2b, b2b}, []string{"pinned", "unpinned"})
+	if want := "| SSE streams, streams a second | lower in 0 of 3 rounds, median ratio 1.10x, p 0.250 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}
 	one := runResult{scs: []scenario{{mode: "closed", rounds: rounds([]float64{100}, []float64{80})}}}
 	b.Reset()
