@@ -44,7 +44,7 @@ func summaryRows(r runResult) (names, cells []string) {
 			add("closed loop, CPU per request", cell(x[2].cpuPer(), x[1].cpuPer(), "µs"))
 			add("closed loop, read / write syscalls per request", syscallCell(x))
 		case "stream":
-			add("SSE streams back to back, streams a second", cell(x[2].load.rps(), x[1].load.rps(), ""))
+			add("SSE streams back to back, streams/s", cell(x[2].load.rps(), x[1].load.rps(), ""))
 			add("SSE streams, CPU per stream", cell(x[2].cpuPer(), x[1].cpuPer(), "µs"))
 			add("SSE streams, read / write syscalls per stream", syscallCell(x))
 			add("SSE streams, added first byte p50 / p99", pairCell(addedMs(first50, x, 2), addedMs(first99, x, 2),

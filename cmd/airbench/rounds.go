@@ -22,6 +22,9 @@ type figure struct {
 	name    string
 	of      func(measure) float64
 	ratioed bool
+	// more is for a figure where more is better (throughput): its cell
+	// counts the rounds in which airouter's was higher.
+	more bool
 }
 
 // scenarioFigures are the figures of s compared round by round.
@@ -32,31 +35,31 @@ func scenarioFigures(s scenario) []figure {
 	}
 	switch s.mode {
 	case "closed":
-		return []figure{{"closed loop, CPU per request", cpu, true}}
+		return []figure{{name: "closed loop, CPU per request", of: cpu, ratioed: true}}
 	case "stream":
 		// Back to back the loop is closed: a proxy that gets streams
 		// through faster starts the next ones sooner, and its first bytes
 		// then wait in a busier processor's queue. The streams a second
 		// say which proxy the first bytes were measured under more load.
 		return []figure{
-			{"SSE streams, streams a second", func(m measure) float64 { return m.load.rps() }, true},
-			{"SSE streams, CPU per stream", cpu, true},
-			{"SSE streams, first byte p50", lat(func(l loadResult) float64 { return l.FirstP50 }), false},
-			{"SSE streams, first byte p99", lat(func(l loadResult) float64 { return l.FirstP99 }), false},
+			{name: "SSE streams back to back, streams/s", of: func(m measure) float64 { return m.load.rps() }, ratioed: true, more: true},
+			{name: "SSE streams, CPU per stream", of: cpu, ratioed: true},
+			{name: "SSE streams, first byte p50", of: lat(func(l loadResult) float64 { return l.FirstP50 })},
+			{name: "SSE streams, first byte p99", of: lat(func(l loadResult) float64 { return l.FirstP99 })},
 		}
 	case "stream-rate":
 		name := s.name() + ", "
 		return []figure{
-			{name + "CPU per stream", cpu, true},
-			{name + "first byte p50", lat(func(l loadResult) float64 { return l.FirstP50 }), false},
-			{name + "first byte p99", lat(func(l loadResult) float64 { return l.FirstP99 }), false},
+			{name: name + "CPU per stream", of: cpu, ratioed: true},
+			{name: name + "first byte p50", of: lat(func(l loadResult) float64 { return l.FirstP50 })},
+			{name: name + "first byte p99", of: lat(func(l loadResult) float64 { return l.FirstP99 })},
 		}
 	}
 	name := s.name() + ", "
 	return []figure{
-		{name + "CPU per request", cpu, true},
-		{name + "p99", lat(func(l loadResult) float64 { return l.P99 }), false},
-		{name + "p99.9", lat(func(l loadResult) float64 { return l.P999 }), false},
+		{name: name + "CPU per request", of: cpu, ratioed: true},
+		{name: name + "p99", of: lat(func(l loadResult) float64 { return l.P99 })},
+		{name: name + "p99.9", of: lat(func(l loadResult) float64 { return l.P999 })},
 	}
 }
 
@@ -114,8 +117,15 @@ func signTest(k, n int) float64 {
 
 // String is the cell of a paired figure, as "lower in 12 of 15 rounds,
 // median ratio 0.93x, p 0.035".
-func (p paired) String() string {
+func (p paired) String() string { return p.cell(false) }
+
+// cell is the paired figure's cell, counting the rounds in which
+// airouter's was higher when more is, as "higher in 13 of 15 rounds".
+func (p paired) cell(more bool) string {
 	s := fmt.Sprintf("lower in %d of %d rounds", p.lower, p.lower+p.higher)
+	if more {
+		s = fmt.Sprintf("higher in %d of %d rounds", p.higher, p.lower+p.higher)
+	}
 	if !math.IsNaN(p.ratio) {
 		s += fmt.Sprintf(", median ratio %.2fx", p.ratio)
 	}
@@ -128,7 +138,7 @@ func roundRows(r runResult) (names, cells []string) {
 	for _, s := range r.scs {
 		for _, f := range scenarioFigures(s) {
 			names = append(names, f.name)
-			cells = append(cells, pairRounds(s.rounds[1], s.rounds[2], f).String())
+			cells = append(cells, pairRounds(s.rounds[1], s.rounds[2], f).cell(f.more))
 		}
 	}
 	return names, cells
