@@ -13,7 +13,10 @@
 // generator, which are this binary again under -role. With -pin the proxies
 // and the upstream share CPU 0 and the generator has CPU 1 alone (taskset),
 // so the proxies run with GOMAXPROCS=1 and every background goroutine
-// competes with requests, as on a busy node.
+// competes with requests, as on a busy node. With -apart as well the
+// upstream runs on the generator's CPU instead, so each proxy has CPU 0 to
+// itself: what it costs then is its own, not the turns it takes with the
+// upstream on one processor.
 //
 //	go run ./cmd/airbench -pin -duration 3s
 //
@@ -36,7 +39,9 @@ import (
 )
 
 type options struct {
-	pin      bool
+	pin bool
+	// apart moves the upstream, when pinned, to the generator's CPU.
+	apart    bool
 	both     bool
 	duration time.Duration
 	conns    int
@@ -58,6 +63,7 @@ func main() {
 	traces := flag.Bool("traces", false, "with -role revproxy: also serve /debug/pprof/trace on a port of its own")
 	var o options
 	flag.BoolVar(&o.pin, "pin", false, "pin the proxies and the upstream to CPU 0 and the load generator to CPU 1 (taskset)")
+	flag.BoolVar(&o.apart, "apart", false, "with -pin or -both: pin the upstream to CPU 1 with the load generator, so the proxies have CPU 0 to themselves")
 	flag.BoolVar(&o.both, "both", false, "run everything pinned, then unpinned, and print both tables and their ratios side by side")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "how long each scenario runs against each target")
 	flag.IntVar(&o.conns, "conns", 64, "keep-alive connections of every scenario")
@@ -126,6 +132,8 @@ func checkOptions(o options) error {
 		return fmt.Errorf("-rounds %d is out of range 1..100", o.rounds)
 	case o.both && o.pin:
 		return fmt.Errorf("-both runs pinned and unpinned: give it without -pin")
+	case o.apart && !o.pin && !o.both:
+		return fmt.Errorf("-apart places the upstream in a pinned run: give it with -pin or -both")
 	case o.streamRate < 0 || o.streamRate > o.conns*streamsPerConn:
 		return fmt.Errorf("-stream-rate %d is out of range 0..%d: a stream lasts about %v, and -conns %d connections start at most %d a second with room to spare",
 			o.streamRate, o.conns*streamsPerConn, streamChunks*chunkGap, o.conns, o.conns*streamsPerConn)
@@ -144,19 +152,38 @@ const streamsPerConn = int(time.Second / (2 * streamChunks * chunkGap))
 // many as conns connections can start (streamsPerConn) if fewer.
 func defaultStreamRate(conns int) int { return max(0, min(500, conns*streamsPerConn)) }
 
-// cpus are the CPUs the proxies and the generator run on ("" unpinned),
-// and a line saying so.
-func cpus(pin bool) (proxy, gen, says string) {
-	if !pin {
-		return "", "", fmt.Sprintf("unpinned: every process may use all %d CPUs (GOMAXPROCS=%d)", runtime.NumCPU(), runtime.NumCPU())
+// layout is where a run's processes go: the CPU of the proxies, of the
+// upstream and of the generator ("" unpinned), and a line saying so.
+type layout struct {
+	proxy, upstream, gen string
+	says                 string
+}
+
+// cpus lays a run out (pinned or not, with the upstream apart or not) on
+// this machine.
+func cpus(pin, apart bool) layout {
+	_, err := exec.LookPath("taskset")
+	return layoutFor(pin, apart, err == nil, runtime.NumCPU())
+}
+
+// layoutFor lays a run out on a machine with ncpu CPUs, with or without
+// taskset. Pinned, the proxies have CPU 0 and the generator CPU 1; the
+// upstream shares CPU 0 with the proxies, or with apart CPU 1 with the
+// generator.
+func layoutFor(pin, apart, taskset bool, ncpu int) layout {
+	switch {
+	case !pin:
+		return layout{says: fmt.Sprintf("unpinned: every process may use all %d CPUs (GOMAXPROCS=%d)", ncpu, ncpu)}
+	case !taskset:
+		return layout{says: "not pinned: taskset is not installed, so every process may use every CPU"}
+	case ncpu < 2:
+		return layout{says: "not pinned: pinning needs two CPUs, this machine has one"}
+	case apart:
+		return layout{proxy: "0", upstream: "1", gen: "1",
+			says: "pinned: proxies alone on CPU 0 (GOMAXPROCS=1), upstream and load generator on CPU 1"}
 	}
-	if _, err := exec.LookPath("taskset"); err != nil {
-		return "", "", "not pinned: taskset is not installed, so every process may use every CPU"
-	}
-	if runtime.NumCPU() < 2 {
-		return "", "", "not pinned: pinning needs two CPUs, this machine has one"
-	}
-	return "0", "1", "pinned: proxies and upstream on CPU 0 (GOMAXPROCS=1), load generator alone on CPU 1"
+	return layout{proxy: "0", upstream: "0", gen: "1",
+		says: "pinned: proxies and upstream on CPU 0 (GOMAXPROCS=1), load generator alone on CPU 1"}
 }
 
 // bench writes the table of one run (pinned with -pin), or with -both
@@ -213,7 +240,7 @@ func (r runResult) write(w io.Writer, o options) {
 // runOnce starts the parts (pinned or not), runs every scenario against
 // every target back to back, and stops them.
 func runOnce(o options, pin bool) (runResult, error) {
-	cpuProxy, cpuGen, says := cpus(pin)
+	lay := cpus(pin, o.apart)
 	dir, err := os.MkdirTemp("", "airbench-")
 	if err != nil {
 		return runResult{}, err
@@ -231,7 +258,7 @@ func runOnce(o options, pin bool) (runResult, error) {
 		}
 		return p, err
 	}
-	up, err := start(startRole("upstream", cpuProxy, "-role", "upstream"))
+	up, err := start(startRole("upstream", lay.upstream, "-role", "upstream"))
 	if err != nil {
 		return runResult{}, err
 	}
@@ -239,7 +266,7 @@ func runOnce(o options, pin bool) (runResult, error) {
 	if o.trace > 0 {
 		bareArgs = append(bareArgs, "-traces")
 	}
-	bare, err := start(startRole("bare", cpuProxy, bareArgs...))
+	bare, err := start(startRole("bare", lay.proxy, bareArgs...))
 	if err != nil {
 		return runResult{}, err
 	}
@@ -249,11 +276,11 @@ func runOnce(o options, pin bool) (runResult, error) {
 			return runResult{}, err
 		}
 	}
-	ar, err := start(startAirouter(bin, cpuProxy, dir, up.url, o.trace > 0))
+	ar, err := start(startAirouter(bin, lay.proxy, dir, up.url, o.trace > 0))
 	if err != nil {
 		return runResult{}, err
 	}
-	gen, err := start(startRole("gen", cpuGen, "-role", "gen"))
+	gen, err := start(startRole("gen", lay.gen, "-role", "gen"))
 	if err != nil {
 		return runResult{}, err
 	}
@@ -261,7 +288,7 @@ func runOnce(o options, pin bool) (runResult, error) {
 	if err != nil {
 		return runResult{}, err
 	}
-	r := runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: says,
+	r := runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: lay.says,
 		idle: idleHandling("/")}
 	if o.trace > 0 {
 		r.holds, err = traceHolds(o, gen, bare, ar)

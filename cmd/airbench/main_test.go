@@ -119,8 +119,44 @@ func TestOptions(t *testing.T) {
 	if err := checkOptions(options{duration: time.Second, conns: 64, rounds: 1, trace: 2 * time.Minute}); err == nil || !strings.Contains(err.Error(), "-trace") {
 		t.Errorf("checkOptions(-trace 2m) = %v", err)
 	}
+	// -apart places the upstream of a pinned run; alone it would do nothing.
+	if err := checkOptions(options{apart: true, duration: time.Second, conns: 64, rounds: 1}); err == nil || !strings.Contains(err.Error(), "-apart") {
+		t.Errorf("checkOptions(-apart) = %v, want an error naming -apart", err)
+	}
+	for _, o := range []options{{apart: true, pin: true}, {apart: true, both: true}} {
+		o.duration, o.conns, o.rounds = time.Second, 64, 1
+		if err := checkOptions(o); err != nil {
+			t.Errorf("checkOptions(-apart, pin %v, both %v) = %v", o.pin, o.both, err)
+		}
+	}
 	if cmd := pinned("1", "/bin/true", "-x"); !strings.HasSuffix(cmd.Path, "taskset") || strings.Join(cmd.Args[1:], " ") != "-c 1 /bin/true -x" {
 		t.Errorf("pinned = %s %v", cmd.Path, cmd.Args)
+	}
+}
+
+// Pinned, the proxies have CPU 0 and the generator CPU 1, and the upstream
+// shares CPU 0 with the proxies or, apart, CPU 1 with the generator; the
+// line heading the table says which. Without taskset or a second CPU
+// nothing is pinned, whatever was asked.
+func TestLayout(t *testing.T) {
+	for _, c := range []struct {
+		pin, apart, taskset bool
+		ncpu                int
+		proxy, up, gen      string
+		says                string
+	}{
+		{true, false, true, 2, "0", "0", "1", "proxies and upstream on CPU 0"},
+		{true, true, true, 2, "0", "1", "1", "upstream and load generator on CPU 1"},
+		{true, true, true, 8, "0", "1", "1", "proxies alone on CPU 0"},
+		{false, true, true, 2, "", "", "", "unpinned: every process may use all 2 CPUs"},
+		{true, true, false, 2, "", "", "", "taskset is not installed"},
+		{true, true, true, 1, "", "", "", "this machine has one"},
+	} {
+		l := layoutFor(c.pin, c.apart, c.taskset, c.ncpu)
+		if l.proxy != c.proxy || l.upstream != c.up || l.gen != c.gen || !strings.Contains(l.says, c.says) {
+			t.Errorf("layoutFor(pin %v, apart %v, taskset %v, %d CPUs) = %+v, want proxy %q, upstream %q, gen %q, saying %q",
+				c.pin, c.apart, c.taskset, c.ncpu, l, c.proxy, c.up, c.gen, c.says)
+		}
 	}
 }
 
