@@ -14,9 +14,10 @@
 // and the upstream share CPU 0 and the generator has CPU 1 alone (taskset),
 // so the proxies run with GOMAXPROCS=1 and every background goroutine
 // competes with requests, as on a busy node. With -apart as well the
-// upstream runs on the generator's CPU instead, so each proxy has CPU 0 to
-// itself: what it costs then is its own, not the turns it takes with the
-// upstream on one processor.
+// upstream runs on the generator's CPU instead, so CPU 0 holds the proxies
+// without it: what a proxy costs then is its own, not the turns it takes
+// with the upstream on one processor. The direct run then shares CPU 1
+// with the generator, so its latencies are no floor.
 //
 //	go run ./cmd/airbench -pin -duration 3s
 //
@@ -63,7 +64,7 @@ func main() {
 	traces := flag.Bool("traces", false, "with -role revproxy: also serve /debug/pprof/trace on a port of its own")
 	var o options
 	flag.BoolVar(&o.pin, "pin", false, "pin the proxies and the upstream to CPU 0 and the load generator to CPU 1 (taskset)")
-	flag.BoolVar(&o.apart, "apart", false, "with -pin or -both: pin the upstream to CPU 1 with the load generator, so the proxies have CPU 0 to themselves")
+	flag.BoolVar(&o.apart, "apart", false, "with -pin or -both: pin the upstream to CPU 1 with the load generator, so CPU 0 holds the proxies without it")
 	flag.BoolVar(&o.both, "both", false, "run everything pinned, then unpinned, and print both tables and their ratios side by side")
 	flag.DurationVar(&o.duration, "duration", 3*time.Second, "how long each scenario runs against each target")
 	flag.IntVar(&o.conns, "conns", 64, "keep-alive connections of every scenario")
