@@ -181,7 +181,7 @@ func layoutFor(pin, apart, taskset bool, ncpu int) layout {
 		return layout{says: "not pinned: pinning needs two CPUs, this machine has one"}
 	case apart:
 		return layout{proxy: "0", upstream: "1", gen: "1",
-			says: "pinned: proxies alone on CPU 0 (GOMAXPROCS=1), upstream and load generator on CPU 1"}
+			says: "pinned: proxies on CPU 0 without the upstream (GOMAXPROCS=1), upstream and load generator on CPU 1"}
 	}
 	return layout{proxy: "0", upstream: "0", gen: "1",
 		says: "pinned: proxies and upstream on CPU 0 (GOMAXPROCS=1), load generator alone on CPU 1"}

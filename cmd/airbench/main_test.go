@@ -147,7 +147,7 @@ func TestLayout(t *testing.T) {
 	}{
 		{true, false, true, 2, "0", "0", "1", "proxies and upstream on CPU 0"},
 		{true, true, true, 2, "0", "1", "1", "upstream and load generator on CPU 1"},
-		{true, true, true, 8, "0", "1", "1", "proxies alone on CPU 0"},
+		{true, true, true, 8, "0", "1", "1", "proxies on CPU 0 without the upstream"},
 		{false, true, true, 2, "", "", "", "unpinned: every process may use all 2 CPUs"},
 		{true, true, false, 2, "", "", "", "taskset is not installed"},
 		{true, true, true, 1, "", "", "", "this machine has one"},
