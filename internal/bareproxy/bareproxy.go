@@ -21,16 +21,29 @@ import (
 // would measure connection churn instead of proxying.
 func New(upstream *url.URL) http.Handler {
 	rp := httputil.NewSingleHostReverseProxy(upstream)
-	rp.Transport = &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 120 * time.Second,
-		DisableCompression: true, ForceAttemptHTTP2: true}
+	rp.Transport = pooled()
 	rp.FlushInterval = -1
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, "read the request body: "+err.Error(), http.StatusBadRequest)
-			return
+		if readBody(w, r) {
+			rp.ServeHTTP(w, r)
 		}
-		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		rp.ServeHTTP(w, r)
 	})
+}
+
+// pooled is the floors' transport to the upstream.
+func pooled() *http.Transport {
+	return &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 256, IdleConnTimeout: 120 * time.Second,
+		DisableCompression: true, ForceAttemptHTTP2: true}
+}
+
+// readBody reads r's body whole and puts it back as bytes in memory; on a
+// failed read it answers 400 and reports false.
+func readBody(w http.ResponseWriter, r *http.Request) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, "read the request body: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return true
 }
