@@ -72,7 +72,7 @@ func summaryRows(r runResult) (names, cells []string) {
 func writeBoth(w io.Writer, pinned, unpinned runResult) {
 	names, pc := summaryRows(pinned)
 	_, uc := summaryRows(unpinned)
-	fmt.Fprintf(w, "airouter / bare ReverseProxy, pinned (%s) and unpinned (%s); %s:\n\n", pinned.says, unpinned.says, pinned.idle)
+	fmt.Fprintf(w, "airouter / %s, pinned (%s) and unpinned (%s); %s:\n\n", pinned.floor, pinned.says, unpinned.says, pinned.idle)
 	fmt.Fprintln(w, "| scenario | pinned | unpinned |")
 	fmt.Fprintln(w, "|---|---|---|")
 	for i, n := range names {

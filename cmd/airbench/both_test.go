@@ -17,7 +17,7 @@ func TestBothTable(t *testing.T) {
 			FirstP50: first50, FirstP99: first99}, cpu: float64(n) * cpuUs * 1e-6}
 	}
 	result := func(says string, scale float64, rate5000 int64) runResult {
-		return runResult{says: says, idle: "idle CPUs: cpuidle driver test", rss: [3]float64{10, 20, 70}, scs: []scenario{
+		return runResult{says: says, floor: "bare ReverseProxy", idle: "idle CPUs: cpuidle driver test", rss: [3]float64{10, 20, 70}, scs: []scenario{
 			{mode: "closed", runs: [3]measure{run(50, 1000, 2000, 0, 0, 1000), run(100*scale, 0, 0, 0, 0, 1000), run(80*scale, 0, 0, 0, 0, 1000)}},
 			{mode: "stream", runs: [3]measure{run(50, 30000, 31000, 2000, 3000, 100), run(400, 0, 0, 4000, 7000, 100), run(400, 0, 0, 4000, 5000, 110)}},
 			{mode: "stream-rate", rate: 500, runs: [3]measure{run(50, 22000, 23000, 400, 900, 500), run(300, 0, 0, 600, 1900, 500), run(330, 0, 0, 700, 1400, 500)}},
@@ -32,7 +32,7 @@ func TestBothTable(t *testing.T) {
 	var b bytes.Buffer
 	writeBoth(&b, pinned, result("unpinned", 2, 4000))
 	for _, want := range []string{
-		"pinned (pinned) and unpinned (unpinned); idle CPUs: cpuidle driver test:",
+		"airouter / bare ReverseProxy, pinned (pinned) and unpinned (unpinned); idle CPUs: cpuidle driver test:",
 		"| scenario | pinned | unpinned |",
 		"| closed loop, CPU per request | 0.80x (80.0 µs / 100.0 µs) | 0.80x (160.0 µs / 200.0 µs) |",
 		"| closed loop, read / write syscalls per request | 1.00x / 0.50x (5.00 / 2.00 against 5.00 / 4.00) |",

@@ -128,7 +128,7 @@ func TestAnalyzeTraceFindsWhatHeldTheProcessor(t *testing.T) {
 func TestBareProxyRoleServesATrace(t *testing.T) {
 	up := httptest.NewServer(upstreamHandler())
 	defer up.Close()
-	h, err := bareProxy(up.URL)
+	h, err := bareProxy(up.URL, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestBareProxyRoleServesATrace(t *testing.T) {
 		t.Fatalf("%d requests (%d errors); the trace spans %v with %v of requests", r.Requests, r.Errors, rep.span, rep.kinds[kindRequests].running)
 	}
 	var b strings.Builder
-	writeHolds(&b, options{trace: 300 * time.Millisecond, rates: []int{200}}, []holdReport{rep, rep})
+	writeHolds(&b, options{trace: 300 * time.Millisecond, rates: []int{200}}, "bare ReverseProxy", []holdReport{rep, rep})
 	if !strings.Contains(b.String(), "| "+kindNames[kindRequests]+" | ") || strings.Contains(b.String(), kindNames[kindNATSServer]) {
 		t.Errorf("the table has no row of requests, or one of a kind that did not run:\n%s", b.String())
 	}

@@ -53,6 +53,12 @@ type options struct {
 	// and first-byte latency are not a queue's.
 	streamRate int
 	airouter   string
+	// relay makes the floor airouter is measured against
+	// bareproxy.NewRelay instead of the ReverseProxy (-floor);
+	// floorGodebug, when not "", is the GODEBUG of the floor's process
+	// alone.
+	relay        bool
+	floorGodebug string
 	// trace, when above 0, is how long an execution trace of each proxy
 	// is taken at the first rate after the rounds.
 	trace time.Duration
@@ -62,6 +68,7 @@ func main() {
 	role := flag.String("role", "", "run as one part of the benchmark: upstream, revproxy or gen (the benchmark starts these itself)")
 	upstream := flag.String("upstream", "", "with -role revproxy: the `URL` to proxy to")
 	traces := flag.Bool("traces", false, "with -role revproxy: also serve /debug/pprof/trace on a port of its own")
+	relay := flag.Bool("relay", false, "with -role revproxy: serve bareproxy.NewRelay instead of the ReverseProxy")
 	var o options
 	flag.BoolVar(&o.pin, "pin", false, "pin the proxies and the upstream to CPU 0 and the load generator to CPU 1 (taskset)")
 	flag.BoolVar(&o.apart, "apart", false, "with -pin or -both: pin the upstream to CPU 1 with the load generator, so CPU 0 holds the proxies without it")
@@ -71,16 +78,21 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 1, "runs of every scenario and target, interleaved; the table shows their medians, and a second table compares the proxies round by round")
 	rates := flag.String("rates", "2000,5000", "the fixed request rates of the open loops, comma-separated")
 	flag.IntVar(&o.streamRate, "stream-rate", -1, "the fixed rate of the open loop of streams, a second (0 = none; default 500, or what -conns can start if fewer)")
+	floor := flag.String("floor", floorReverseProxy, "what airouter is measured against: "+floorReverseProxy+
+		" (httputil.ReverseProxy) or "+floorRelay+" (net/http's transport and a copy that flushes every read)")
+	flag.StringVar(&o.floorGodebug, "floor-godebug", "", "a GODEBUG for the floor's process alone, e.g. schedtrace=2147483647 to run it with the monitor setting airouter starts with")
 	flag.StringVar(&o.airouter, "airouter", "", "the airouter binary `PATH` (default: go build ./cmd/airouter, run from the module)")
 	flag.DurationVar(&o.trace, "trace", 0, "after the rounds, take an execution trace this long of each proxy at the first rate and print what held its processors (0 = none)")
 	flag.Parse()
 	if o.streamRate == -1 {
 		o.streamRate = defaultStreamRate(o.conns)
 	}
-	err := runRole(*role, *upstream, *traces)
+	err := runRole(*role, *upstream, *traces, *relay)
 	if *role == "" {
 		if o.rates, err = parseRates(*rates); err == nil {
-			err = checkOptions(o)
+			if o.relay, err = parseFloor(*floor); err == nil {
+				err = checkOptions(o)
+			}
 		}
 		if err == nil {
 			err = bench(o, os.Stdout)
@@ -93,14 +105,14 @@ func main() {
 }
 
 // runRole runs this process as one part of the benchmark; "" is none.
-func runRole(role, upstream string, traces bool) error {
+func runRole(role, upstream string, traces, relay bool) error {
 	switch role {
 	case "":
 		return nil
 	case "upstream":
 		return serveRole(upstreamHandler(), false, os.Stdin, os.Stdout)
 	case "revproxy":
-		h, err := bareProxy(upstream)
+		h, err := bareProxy(upstream, relay)
 		if err != nil {
 			return err
 		}
@@ -141,7 +153,56 @@ func checkOptions(o options) error {
 	case o.trace < 0 || o.trace > time.Minute:
 		return fmt.Errorf("-trace %v is out of range 0..1m", o.trace)
 	}
+	for _, kv := range strings.Split(o.floorGodebug, ",") {
+		if k, _, ok := strings.Cut(kv, "="); o.floorGodebug != "" && (!ok || k == "") {
+			return fmt.Errorf("-floor-godebug %q: %q is not key=value", o.floorGodebug, kv)
+		}
+	}
 	return nil
+}
+
+// The floors airouter is measured against (-floor).
+const (
+	floorReverseProxy = "reverseproxy"
+	floorRelay        = "relay"
+)
+
+// parseFloor reads -floor: whether the floor is the relay.
+func parseFloor(s string) (relay bool, err error) {
+	switch s {
+	case floorReverseProxy:
+		return false, nil
+	case floorRelay:
+		return true, nil
+	}
+	return false, fmt.Errorf("-floor %q: give %s or %s", s, floorReverseProxy, floorRelay)
+}
+
+// floorName is the floor's column in the tables.
+func (o options) floorName() string {
+	name := "bare ReverseProxy"
+	if o.relay {
+		name = "bare net/http relay"
+	}
+	if o.floorGodebug != "" {
+		name += " (GODEBUG=" + o.floorGodebug + ")"
+	}
+	return name
+}
+
+// floorRole is how the floor is started: its role's arguments after
+// -upstream, and its environment beyond this process's.
+func (o options) floorRole() (args, env []string) {
+	if o.relay {
+		args = append(args, "-relay")
+	}
+	if o.trace > 0 {
+		args = append(args, "-traces")
+	}
+	if o.floorGodebug != "" {
+		env = []string{"GODEBUG=" + o.floorGodebug}
+	}
+	return args, env
 }
 
 // streamsPerConn is how many streams a second one connection of the
@@ -221,6 +282,7 @@ type runResult struct {
 	genRSS float64
 	says   string
 	idle   string // how the machine's idle CPUs waited (idleHandling)
+	floor  string // the floor's column name (options.floorName)
 	// holds are the bare proxy's and airouter's execution traces (-trace),
 	// nil without.
 	holds []holdReport
@@ -229,9 +291,9 @@ type runResult struct {
 func (r runResult) write(w io.Writer, o options) {
 	fmt.Fprintf(w, "%s; %d keep-alive connections, %v a scenario and target, medians of %d rounds\n%s\n\n",
 		r.says, o.conns, o.duration, o.rounds, r.idle)
-	writeTable(w, r.scs, r.rss, r.genRSS)
+	writeTable(w, r.floor, r.scs, r.rss, r.genRSS)
 	if r.holds != nil {
-		writeHolds(w, o, r.holds)
+		writeHolds(w, o, r.floor, r.holds)
 	}
 	if !o.both {
 		writeRounds(w, []runResult{r}, []string{"this run"})
@@ -259,15 +321,12 @@ func runOnce(o options, pin bool) (runResult, error) {
 		}
 		return p, err
 	}
-	up, err := start(startRole("upstream", lay.upstream, "-role", "upstream"))
+	up, err := start(startRole("upstream", lay.upstream, nil, "-role", "upstream"))
 	if err != nil {
 		return runResult{}, err
 	}
-	bareArgs := []string{"-role", "revproxy", "-upstream", up.url}
-	if o.trace > 0 {
-		bareArgs = append(bareArgs, "-traces")
-	}
-	bare, err := start(startRole("bare", lay.proxy, bareArgs...))
+	floorArgs, floorEnv := o.floorRole()
+	bare, err := start(startRole("bare", lay.proxy, floorEnv, append([]string{"-role", "revproxy", "-upstream", up.url}, floorArgs...)...))
 	if err != nil {
 		return runResult{}, err
 	}
@@ -281,7 +340,7 @@ func runOnce(o options, pin bool) (runResult, error) {
 	if err != nil {
 		return runResult{}, err
 	}
-	gen, err := start(startRole("gen", lay.gen, "-role", "gen"))
+	gen, err := start(startRole("gen", lay.gen, nil, "-role", "gen"))
 	if err != nil {
 		return runResult{}, err
 	}
@@ -289,7 +348,7 @@ func runOnce(o options, pin bool) (runResult, error) {
 	if err != nil {
 		return runResult{}, err
 	}
-	r := runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: lay.says,
+	r := runResult{scs: res, rss: [3]float64{up.peakRSS(), bare.peakRSS(), ar.peakRSS()}, genRSS: gen.peakRSS(), says: lay.says, floor: o.floorName(),
 		idle: idleHandling("/")}
 	if o.trace > 0 {
 		r.holds, err = traceHolds(o, gen, bare, ar)

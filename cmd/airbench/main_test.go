@@ -16,17 +16,25 @@ import (
 func TestLoadModesSmoke(t *testing.T) {
 	up := httptest.NewServer(upstreamHandler())
 	defer up.Close()
-	h, err := bareProxy(up.URL)
-	if err != nil {
-		t.Fatal(err)
+	for _, relay := range []bool{false, true} {
+		h, err := bareProxy(up.URL, relay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bare := httptest.NewServer(h)
+		loadModes(t, bare.URL)
+		bare.Close()
 	}
-	bare := httptest.NewServer(h)
-	defer bare.Close()
+}
+
+// loadModes runs the generator's four modes against url.
+func loadModes(t *testing.T, url string) {
+	t.Helper()
 	for _, c := range []loadCmd{
-		{Mode: "closed", URL: bare.URL, Conns: 2, Seconds: 0.1},
-		{Mode: "stream", URL: bare.URL, Conns: 2, Seconds: 0.1},
-		{Mode: "rate", URL: bare.URL, Conns: 2, Rate: 200, Seconds: 0.2},
-		{Mode: "stream-rate", URL: bare.URL, Conns: 4, Rate: 100, Seconds: 0.2},
+		{Mode: "closed", URL: url, Conns: 2, Seconds: 0.1},
+		{Mode: "stream", URL: url, Conns: 2, Seconds: 0.1},
+		{Mode: "rate", URL: url, Conns: 2, Rate: 200, Seconds: 0.2},
+		{Mode: "stream-rate", URL: url, Conns: 4, Rate: 100, Seconds: 0.2},
 	} {
 		r := runLoad(c)
 		if r.Requests == 0 || r.Errors != 0 {
@@ -48,7 +56,7 @@ func TestLoadModesSmoke(t *testing.T) {
 		}
 	}
 	// A JSON answer is the fake completion, not a stream.
-	resp, err := http.Post(bare.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-4o"}`))
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"gpt-4o"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,8 +79,9 @@ func TestTable(t *testing.T) {
 		{mode: "rate", rate: 2000, runs: [3]measure{run(1000, 2000, 500, 2000), run(1000, 3000, 700, 2000), run(1200, 5000, 900, 2000)}},
 	}
 	var b bytes.Buffer
-	writeTable(&b, scs, [3]float64{10, 18, 70}, 15)
+	writeTable(&b, "bare net/http relay", scs, [3]float64{10, 18, 70}, 15)
 	for _, want := range []string{
+		"| scenario | direct | bare net/http relay | airouter | ratio |",
 		"| closed loop, CPU per request | - | 100.0 µs | 100.0 µs | 1.00x |",
 		"| fixed 2000 req/s, p99 (added) | 2.00 ms | 1.00 ms | 3.00 ms | 3.00x |",
 		"| SSE streams at 500/s, achieved streams/s | 500 | 500 | 500 | 1.00x |",
@@ -172,5 +181,48 @@ func TestMedianOfRounds(t *testing.T) {
 	if m.load.rps() != 1000 || m.load.P99 != 2000 || m.load.Errors != 3 || m.cpuPer() != 100 {
 		t.Errorf("median: %.0f req/s, p99 %v, %d errors, %v µs CPU per request; want 1000, 2000, 3, 100",
 			m.load.rps(), m.load.P99, m.load.Errors, m.cpuPer())
+	}
+}
+
+// -floor picks the floor, -floor-godebug its GODEBUG alone: both reach
+// the floor's role (its arguments, its environment) and its column's name,
+// and bad values are rejected with the flag named.
+func TestFloor(t *testing.T) {
+	if relay, err := parseFloor("relay"); !relay || err != nil {
+		t.Errorf("parseFloor(relay) = %v, %v", relay, err)
+	}
+	if relay, err := parseFloor("reverseproxy"); relay || err != nil {
+		t.Errorf("parseFloor(reverseproxy) = %v, %v", relay, err)
+	}
+	if _, err := parseFloor("nginx"); err == nil || !strings.Contains(err.Error(), `-floor "nginx"`) {
+		t.Errorf("parseFloor(nginx) = %v, want an error naming -floor", err)
+	}
+	base := options{duration: time.Second, conns: 64, rounds: 1}
+	for _, bad := range []string{"schedtrace", "gctrace=1,=2", "a=1,"} {
+		o := base
+		o.floorGodebug = bad
+		if err := checkOptions(o); err == nil || !strings.Contains(err.Error(), "-floor-godebug") {
+			t.Errorf("checkOptions(-floor-godebug %q) = %v, want an error naming the flag", bad, err)
+		}
+	}
+	o := base
+	o.floorGodebug = "schedtrace=2147483647,gctrace=1"
+	if err := checkOptions(o); err != nil {
+		t.Errorf("checkOptions(-floor-godebug %q) = %v", o.floorGodebug, err)
+	}
+	for _, c := range []struct {
+		o         options
+		name      string
+		args, env string
+	}{
+		{options{}, "bare ReverseProxy", "", ""},
+		{options{relay: true}, "bare net/http relay", "-relay", ""},
+		{options{relay: true, trace: time.Second, floorGodebug: "schedtrace=1"}, "bare net/http relay (GODEBUG=schedtrace=1)", "-relay -traces", "GODEBUG=schedtrace=1"},
+		{options{floorGodebug: "schedtrace=1"}, "bare ReverseProxy (GODEBUG=schedtrace=1)", "", "GODEBUG=schedtrace=1"},
+	} {
+		args, env := c.o.floorRole()
+		if got := c.o.floorName(); got != c.name || strings.Join(args, " ") != c.args || strings.Join(env, " ") != c.env {
+			t.Errorf("%+v: name %q, args %q, env %q; want %q, %q, %q", c.o, got, args, env, c.name, c.args, c.env)
+		}
 	}
 }

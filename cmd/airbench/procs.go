@@ -34,14 +34,18 @@ func pinned(cpu string, argv ...string) *exec.Cmd {
 	return exec.Command("taskset", append([]string{"-c", cpu}, argv...)...)
 }
 
-// startRole runs this binary as role (upstream, revproxy, gen) on cpu and
-// waits for its "ready" line.
-func startRole(name, cpu string, args ...string) (*proc, error) {
+// startRole runs this binary as role (upstream, revproxy, gen) on cpu,
+// with env added to this process's environment, and waits for its "ready"
+// line.
+func startRole(name, cpu string, env []string, args ...string) (*proc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	p := &proc{name: name, cmd: pinned(cpu, append([]string{self}, args...)...)}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stderr = os.Stderr
 	if p.in, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err

@@ -62,11 +62,15 @@ func upstreamHandler() http.Handler {
 	})
 }
 
-// bareProxy is the floor (package bareproxy) in front of upstream.
-func bareProxy(upstream string) (http.Handler, error) {
+// bareProxy is the floor (package bareproxy) in front of upstream: the
+// ReverseProxy, or with relay the relay.
+func bareProxy(upstream string, relay bool) (http.Handler, error) {
 	u, err := url.Parse(upstream)
 	if err != nil {
 		return nil, fmt.Errorf("-upstream %q: %w", upstream, err)
+	}
+	if relay {
+		return bareproxy.NewRelay(u), nil
 	}
 	return bareproxy.New(u), nil
 }

@@ -74,14 +74,14 @@ func fetchTrace(url string, d time.Duration) ([]byte, error) {
 // writeHolds prints the two traces side by side: the busy stretches over
 // longStretch, and for every kind of goroutine that ran, its running
 // time a second, its longest run and its time in those stretches.
-func writeHolds(w io.Writer, o options, holds []holdReport) {
+func writeHolds(w io.Writer, o options, floor string, holds []holdReport) {
 	fmt.Fprintf(w, "\nWhat held the processors: an execution trace of %v of each proxy at %d req/s. A busy stretch is goroutines\n"+
 		"running back to back on one processor with gaps under %v: on one processor the runtime does not look for new\n"+
 		"requests until it ends (but for the mark worker's idle runs, which give way to them). A run is one goroutine's\n"+
 		"time on a processor, its system calls and the kernel's preemptions of it included.\n"+
 		"Per kind of goroutine: its running time a second, its longest run, and its time in the stretches over %v.\n\n",
 		o.trace, o.rates[0], stretchGap, longStretch)
-	fmt.Fprintln(w, "| | bare ReverseProxy | airouter |")
+	fmt.Fprintf(w, "| | %s | airouter |\n", floor)
 	fmt.Fprintln(w, "|---|---|---|")
 	cells := func(f func(h holdReport) string) string {
 		s := ""
