@@ -21,6 +21,10 @@
 //
 //	go run ./cmd/airbench -pin -duration 3s
 //
+// -floor relay measures airouter against bareproxy.NewRelay, a floor below
+// the ReverseProxy, and -floor-godebug starts the floor with a GODEBUG of
+// its own (airouter's monitor setting, say): the tables name the floor.
+//
 // With -both it runs everything pinned, then unpinned, and ends with the
 // ratios of both runs side by side (the README's table). With -trace it
 // also takes an execution trace of each proxy at the first rate and
