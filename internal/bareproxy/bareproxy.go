@@ -1,6 +1,7 @@
 // Package bareproxy is the floor the benchmarks measure airouter against:
-// a bare httputil.ReverseProxy, pooled as airouter's transport is and
-// reading a request body whole before forwarding it, as airouter does.
+// a bare httputil.ReverseProxy (New), pooled as airouter's transport is and
+// reading a request body whole before forwarding it, as airouter does, and
+// a floor below it that relays with the transport alone (NewRelay).
 // Streaming the body through instead would let net/http close it under
 // the upstream request once the answer's headers are out, which cuts
 // streams.
