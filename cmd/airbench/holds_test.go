@@ -167,6 +167,9 @@ func TestBareProxyRoleServesATrace(t *testing.T) {
 	}
 	var b strings.Builder
 	writeHolds(&b, options{trace: 300 * time.Millisecond, rates: []int{200}}, "bare ReverseProxy", []holdReport{rep, rep})
+	if !strings.Contains(b.String(), "| | bare ReverseProxy | airouter |") {
+		t.Errorf("the table's header does not name the floor:\n%s", b.String())
+	}
 	if !strings.Contains(b.String(), "| "+kindNames[kindRequests]+" | ") || strings.Contains(b.String(), kindNames[kindNATSServer]) {
 		t.Errorf("the table has no row of requests, or one of a kind that did not run:\n%s", b.String())
 	}

@@ -110,6 +110,9 @@ func main() {
 
 // runRole runs this process as one part of the benchmark; "" is none.
 func runRole(role, upstream string, traces, relay bool) error {
+	if relay && role != "revproxy" {
+		return fmt.Errorf("-relay is for -role revproxy; the benchmark's floor is -floor %s", floorRelay)
+	}
 	switch role {
 	case "":
 		return nil
@@ -157,9 +160,12 @@ func checkOptions(o options) error {
 	case o.trace < 0 || o.trace > time.Minute:
 		return fmt.Errorf("-trace %v is out of range 0..1m", o.trace)
 	}
+	if o.floorGodebug == "" {
+		return nil
+	}
 	for _, kv := range strings.Split(o.floorGodebug, ",") {
-		if k, _, ok := strings.Cut(kv, "="); o.floorGodebug != "" && (!ok || k == "") {
-			return fmt.Errorf("-floor-godebug %q: %q is not key=value", o.floorGodebug, kv)
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return fmt.Errorf("-floor-godebug %q: every comma-separated entry must be key=value, and %q is not", o.floorGodebug, kv)
 		}
 	}
 	return nil

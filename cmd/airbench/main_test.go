@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +19,15 @@ func TestLoadModesSmoke(t *testing.T) {
 	up := httptest.NewServer(upstreamHandler())
 	defer up.Close()
 	for _, relay := range []bool{false, true} {
-		h, err := bareProxy(up.URL, relay)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bare := httptest.NewServer(h)
-		loadModes(t, bare.URL)
-		bare.Close()
+		t.Run(fmt.Sprintf("relay=%v", relay), func(t *testing.T) {
+			h, err := bareProxy(up.URL, relay)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bare := httptest.NewServer(h)
+			defer bare.Close()
+			loadModes(t, bare.URL)
+		})
 	}
 }
 
@@ -224,5 +228,18 @@ func TestFloor(t *testing.T) {
 		if got := c.o.floorName(); got != c.name || strings.Join(args, " ") != c.args || strings.Join(env, " ") != c.env {
 			t.Errorf("%+v: name %q, args %q, env %q; want %q, %q, %q", c.o, got, args, env, c.name, c.args, c.env)
 		}
+	}
+	// The floor's GODEBUG goes to its process alone, beside this one's
+	// environment; the other roles inherit this one's as it is.
+	t.Setenv("AIRBENCH_TEST_MARK", "1")
+	cmd := roleCommand("/bin/true", "", []string{"GODEBUG=schedtrace=1"}, "-role", "revproxy")
+	if n := len(cmd.Env); n == 0 || cmd.Env[n-1] != "GODEBUG=schedtrace=1" || !slices.Contains(cmd.Env, "AIRBENCH_TEST_MARK=1") {
+		t.Errorf("the floor's environment ends %v, want this process's and GODEBUG=schedtrace=1", cmd.Env[max(0, len(cmd.Env)-2):])
+	}
+	if cmd := roleCommand("/bin/true", "", nil, "-role", "gen"); cmd.Env != nil {
+		t.Errorf("a role without env of its own got %d variables, want this process's inherited (nil)", len(cmd.Env))
+	}
+	if err := runRole("", "", false, true); err == nil || !strings.Contains(err.Error(), "-floor relay") {
+		t.Errorf("-relay without -role revproxy = %v, want an error pointing at -floor relay", err)
 	}
 }

@@ -34,6 +34,16 @@ func pinned(cpu string, argv ...string) *exec.Cmd {
 	return exec.Command("taskset", append([]string{"-c", cpu}, argv...)...)
 }
 
+// roleCommand is the command that runs self with args on cpu, with env
+// added to this process's environment.
+func roleCommand(self, cpu string, env []string, args ...string) *exec.Cmd {
+	cmd := pinned(cpu, append([]string{self}, args...)...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	return cmd
+}
+
 // startRole runs this binary as role (upstream, revproxy, gen) on cpu,
 // with env added to this process's environment, and waits for its "ready"
 // line.
@@ -42,10 +52,7 @@ func startRole(name, cpu string, env []string, args ...string) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: name, cmd: pinned(cpu, append([]string{self}, args...)...)}
-	if env != nil {
-		p.cmd.Env = append(os.Environ(), env...)
-	}
+	p := &proc{name: name, cmd: roleCommand(self, cpu, env, args...)}
 	p.cmd.Stderr = os.Stderr
 	if p.in, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
