@@ -92,7 +92,7 @@ func main() {
 		o.streamRate = defaultStreamRate(o.conns)
 	}
 	err := runRole(*role, *upstream, *traces, *relay)
-	if *role == "" {
+	if *role == "" && err == nil {
 		if o.rates, err = parseRates(*rates); err == nil {
 			if o.relay, err = parseFloor(*floor); err == nil {
 				err = checkOptions(o)
