@@ -2,8 +2,9 @@ package domain
 
 import "time"
 
-// The cases TestDecide runs, by rule: Fail2Ban bans, cooldowns that honour
-// Retry-After, and model-wide benches.
+// The cases TestDecide and TestDecideDeterministic run, by rule: Fail2Ban
+// bans, cooldowns that honour Retry-After, and model-wide benches; failures
+// builds a model's failure facts for them and for decide_test.go.
 
 type decideCase struct {
 	name   string

@@ -10,7 +10,8 @@ import (
 )
 
 // What a request that no attempt could serve answers: the status, the
-// Retry-After and the error body (exhaust.go).
+// Retry-After and the error body (exhaust.go; an unknown model's 404 is
+// the handler's).
 
 // exhaustion is the body of an exhausted request.
 type exhaustion struct {
